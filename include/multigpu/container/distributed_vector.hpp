@@ -1,0 +1,306 @@
+#pragma once
+// A vector whose elements are sharded over the slots of a device_group: one contiguous
+// segment per slot, each allocated from its device's pool on the slot's stream. Every
+// operation on a segment is enqueued on that stream, so consecutive operations need no
+// host synchronisation; calls that hand data to the host wait for exactly what they need.
+
+#include <multigpu/container/detail/fill_bytes.hpp>
+#include <multigpu/container/distribution.hpp>
+#include <multigpu/container/iterator.hpp>
+#include <multigpu/container/segment_view.hpp>
+#include <multigpu/core/device_guard.hpp>
+#include <multigpu/memory/device_pool.hpp>
+#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/device_group.hpp>
+#include <multigpu/transfer/device_copy.hpp>
+#include <multigpu/transfer/host_transfer.hpp>
+
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <initializer_list>
+#include <iterator>
+#include <memory>
+#include <ranges>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace multigpu {
+
+template <class T>
+class distributed_vector {
+  static_assert(std::is_trivially_copyable_v<T>,
+                "multigpu::distributed_vector<T> needs a trivially copyable T: elements move "
+                "between host and devices as raw bytes");
+  static_assert(!std::is_const_v<T> && !std::is_volatile_v<T> && !std::is_reference_v<T>,
+                "multigpu::distributed_vector<T> needs an unqualified object type T");
+
+ public:
+  using value_type = T;
+  using size_type = std::size_t;
+  using difference_type = std::ptrdiff_t;
+  using reference = device_reference<T>;
+  using const_reference = T;
+  using iterator = segmented_iterator<T, false>;
+  using const_iterator = segmented_iterator<T, true>;
+
+  /// Empty, on the default group.
+  distributed_vector() : distributed_vector(0, default_group()) {}
+
+  /// n value-initialised elements.
+  explicit distributed_vector(size_type n, device_group group = default_group())
+    requires std::default_initializable<T>
+      : group_(std::move(group)) {
+    allocate(distribution::block(n, group_.size()));
+    fill_value(0, n, T{});
+  }
+
+  /// n copies of value.
+  distributed_vector(size_type n, const T& value, device_group group = default_group())
+      : group_(std::move(group)) {
+    allocate(distribution::block(n, group_.size()));
+    fill_value(0, n, value);
+  }
+
+  distributed_vector(std::initializer_list<T> values, device_group group = default_group())
+      : group_(std::move(group)) {
+    allocate(distribution::block(values.size(), group_.size()));
+    upload(0, values.begin(), values.size());
+  }
+
+  /// From any host input range whose elements convert to T. Contiguous ranges of T are
+  /// copied straight from their memory (pinned memory by DMA, pageable memory through the
+  /// pinned staging workers); other ranges are gathered on the host first.
+  template <std::ranges::input_range R>
+    requires(!std::same_as<std::remove_cvref_t<R>, distributed_vector> &&
+             std::convertible_to<std::ranges::range_reference_t<R>, T>)
+  explicit distributed_vector(R&& host, device_group group = default_group())
+      : group_(std::move(group)) {
+    if constexpr (std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+                  std::same_as<std::ranges::range_value_t<R>, T>) {
+      allocate(distribution::block(std::ranges::size(host), group_.size()));
+      upload(0, std::ranges::data(host), std::ranges::size(host));
+    } else {
+      std::vector<T> staged;
+      if constexpr (std::ranges::sized_range<R>) staged.reserve(std::ranges::size(host));
+      for (auto&& x : host) staged.push_back(static_cast<T>(x));
+      allocate(distribution::block(staged.size(), group_.size()));
+      upload(0, staged.data(), staged.size());
+    }
+  }
+
+  /// Deep copy on the same group, segment by segment on each slot's stream.
+  distributed_vector(const distributed_vector& other) : group_(other.group_) {
+    allocate(other.layout_);
+    copy_segments_from(other);
+  }
+
+  /// Leaves `other` empty and usable, on the same group.
+  distributed_vector(distributed_vector&& other) noexcept
+      : group_(other.group_),
+        layout_(std::exchange(other.layout_, distribution())),
+        segments_(std::exchange(other.segments_, {})) {}
+
+  distributed_vector& operator=(const distributed_vector& other) {
+    if (this == &other) return *this;
+    if (group_ == other.group_ && layout_ == other.layout_ && !segments_.empty()) {
+      copy_segments_from(other);  // same shape: reuse the storage
+    } else {
+      distributed_vector copy(other);
+      swap(copy);
+    }
+    return *this;
+  }
+
+  distributed_vector& operator=(distributed_vector&& other) noexcept {
+    if (this != &other) {
+      distributed_vector moved(std::move(other));
+      swap(moved);
+    }
+    return *this;
+  }
+
+  void swap(distributed_vector& other) noexcept {
+    std::swap(group_, other.group_);
+    std::swap(layout_, other.layout_);
+    std::swap(segments_, other.segments_);
+  }
+  friend void swap(distributed_vector& a, distributed_vector& b) noexcept { a.swap(b); }
+
+  // ---- size and layout --------------------------------------------------------------
+  size_type size() const noexcept { return layout_.size(); }
+  bool empty() const noexcept { return size() == 0; }
+  const device_group& group() const noexcept { return group_; }
+  /// Where each segment starts and ends in the global index space.
+  const distribution& layout() const noexcept { return layout_; }
+  std::size_t segment_count() const { return group_.size(); }
+
+  segment_view<T> segment(std::size_t slot) {
+    check_slot(slot);
+    return make_view<T>(slot);
+  }
+  segment_view<const T> segment(std::size_t slot) const {
+    check_slot(slot);
+    return make_view<const T>(slot);
+  }
+  std::vector<segment_view<T>> segments() {
+    std::vector<segment_view<T>> views;
+    for (std::size_t s = 0; s < segment_count(); ++s) views.push_back(make_view<T>(s));
+    return views;
+  }
+  std::vector<segment_view<const T>> segments() const {
+    std::vector<segment_view<const T>> views;
+    for (std::size_t s = 0; s < segment_count(); ++s) views.push_back(make_view<const T>(s));
+    return views;
+  }
+
+  // ---- iteration and element access --------------------------------------------------
+  iterator begin() noexcept { return {this, 0}; }
+  iterator end() noexcept { return {this, static_cast<difference_type>(size())}; }
+  const_iterator begin() const noexcept { return {this, 0}; }
+  const_iterator end() const noexcept { return {this, static_cast<difference_type>(size())}; }
+  const_iterator cbegin() const noexcept { return begin(); }
+  const_iterator cend() const noexcept { return end(); }
+
+  reference operator[](size_type i) { return reference(*this, i); }
+  T operator[](size_type i) const { return read(i); }
+  /// std::out_of_range past the end.
+  T at(size_type i) const {
+    MULTIGPU_EXPECTS_AS(i < size(), std::out_of_range,
+                        detail::concat("distributed_vector::at: index ", i,
+                                       " is out of range for a vector of size ", size()));
+    return read(i);
+  }
+
+  /// Reads element i: a small device-to-host copy after the work already enqueued on its
+  /// segment's stream.
+  T read(size_type i) const {
+    auto [slot, local] = layout_.locate(i);
+    T value;
+    device_guard guard(group_.device(slot));
+    cudaStream_t s = group_.stream(slot);
+    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(&value, segments_[slot].data() + local, sizeof(T),
+                                      cudaMemcpyDeviceToHost, s));
+    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s));
+    return value;
+  }
+  /// Writes element i, ordered with the work on its segment's stream.
+  void write(size_type i, const T& value) {
+    auto [slot, local] = layout_.locate(i);
+    device_guard guard(group_.device(slot));
+    cudaStream_t s = group_.stream(slot);
+    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(segments_[slot].data() + local, &value, sizeof(T),
+                                      cudaMemcpyHostToDevice, s));
+    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s));  // `value` may not outlive this call
+  }
+
+  /// Keeps the first min(n, size()) elements; new elements are value-initialised. The
+  /// layout is rebalanced over the slots and the kept elements move where they now belong.
+  void resize(size_type n)
+    requires std::default_initializable<T>
+  {
+    if (n == size() && !segments_.empty()) return;
+    distributed_vector grown(group_, distribution::block(n, group_.size()));
+    const size_type kept = std::min(n, size());
+    grown.copy_range_from(*this, 0, kept, 0);
+    grown.fill_value(kept, n, T{});
+    swap(grown);
+  }
+
+  // ---- bulk host transfers used by copy() and to_vector() ------------------------------
+  /// Copies `count` host elements into [first, first + count).
+  void upload(size_type first, const T* host, size_type count) {
+    auto pieces = device_pieces(first, first + count);
+    transfer::copy_host_to_devices(group_.state(), host, pieces);
+  }
+  /// Copies [first, first + count) to host memory.
+  void download(size_type first, T* host, size_type count) const {
+    auto pieces = device_pieces(first, first + count);
+    transfer::copy_devices_to_host(group_.state(), host, pieces);
+  }
+
+  /// Copies elements [src_first, src_first + count) of `source` (any group, any layout) to
+  /// [dst_first, dst_first + count) of this vector, over peers or through the host.
+  void copy_range_from(const distributed_vector& source, size_type src_first, size_type count,
+                       size_type dst_first) {
+    auto from = source.layout_.split(src_first, src_first + count);
+    auto to = layout_.split(dst_first, dst_first + count);
+    std::vector<transfer::byte_move> moves;
+    for (const transfer::move& m : transfer::plan_moves(from, to))
+      moves.push_back({m.src_slot, source.segments_[m.src_slot].data() + m.src_offset, m.dst_slot,
+                       segments_[m.dst_slot].data() + m.dst_offset, m.count * sizeof(T)});
+    transfer::copy_between(source.group_.state(), group_.state(), moves);
+  }
+
+  /// Fills [first, last) with value on each segment's stream.
+  void fill_value(size_type first, size_type last, const T& value) {
+    for (const transfer::piece& p : layout_.split(first, last)) {
+      device_guard guard(group_.device(p.slot));
+      detail::fill_bytes(segments_[p.slot].data() + p.local_offset, p.count, &value, sizeof(T),
+                         group_.stream(p.slot));
+    }
+  }
+
+  /// An uninitialised vector with the given layout over `group` (whose size must match the
+  /// layout's segment count). Algorithms use it for temporaries that line up with another
+  /// range.
+  distributed_vector(device_group group, const distribution& layout) : group_(std::move(group)) {
+    MULTIGPU_EXPECTS(layout.segment_count() == group_.size(),
+                     detail::concat("distributed_vector: a layout of ", layout.segment_count(),
+                                    " segments does not fit a group of ", group_.size(), " slots"));
+    allocate(layout);
+  }
+
+ private:
+  void check_slot(std::size_t slot) const {
+    MULTIGPU_EXPECTS_AS(slot < segment_count(), std::out_of_range,
+                        detail::concat("distributed_vector::segment: slot ", slot,
+                                       " is out of range for ", segment_count(), " segments"));
+  }
+
+  template <class U>
+  segment_view<U> make_view(std::size_t slot) const {
+    bool present = slot < layout_.segment_count();
+    return segment_view<U>(slot, group_.device(slot), group_.stream(slot),
+                           present ? segments_[slot].data() : nullptr,
+                           present ? layout_.segment_size(slot) : 0,
+                           present ? layout_.segment_offset(slot) : size());
+  }
+
+  void allocate(const distribution& layout) {
+    std::vector<device_buffer<T>> buffers;
+    buffers.reserve(layout.segment_count());
+    // On failure the buffers already made are released on their streams by ~vector.
+    for (std::size_t s = 0; s < layout.segment_count(); ++s)
+      buffers.emplace_back(layout.segment_size(s), group_.pool(s), group_.stream(s));
+    segments_ = std::move(buffers);
+    layout_ = layout;
+  }
+
+  void copy_segments_from(const distributed_vector& other) {
+    copy_range_from(other, 0, other.size(), 0);
+  }
+
+  std::vector<transfer::device_piece> device_pieces(size_type first, size_type last) const {
+    std::vector<transfer::device_piece> pieces;
+    for (const transfer::piece& p : layout_.split(first, last))
+      pieces.push_back({group_.device(p.slot), group_.stream(p.slot),
+                        segments_[p.slot].data() + p.local_offset, p.count * sizeof(T)});
+    return pieces;
+  }
+
+  device_group group_;
+  distribution layout_;
+  std::vector<device_buffer<T>> segments_;
+};
+
+/// Gathers the whole vector to host memory.
+template <class T>
+std::vector<T> to_vector(const distributed_vector<T>& v) {
+  std::vector<T> host(v.size());
+  v.download(0, host.data(), host.size());
+  return host;
+}
+
+}  // namespace multigpu

@@ -1,0 +1,106 @@
+#pragma once
+// Stream-ordered device memory: one cudaMemPool_t per device of a group. Allocation and
+// release are enqueued on a stream (cudaMallocFromPoolAsync / cudaFreeAsync), and the release
+// threshold is set so the pool keeps freed memory for reuse instead of returning it to the
+// driver at every synchronisation: repeated operations then allocate at almost no cost.
+
+#include <multigpu/core/error.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+namespace multigpu {
+
+/// Bytes in use and held by a pool; "peak" values are high-water marks since creation or
+/// the last reset_peak().
+struct pool_usage {
+  std::size_t used_bytes = 0;
+  std::size_t peak_used_bytes = 0;
+  std::size_t reserved_bytes = 0;
+  std::size_t peak_reserved_bytes = 0;
+};
+
+class device_pool {
+ public:
+  explicit device_pool(int device);
+  ~device_pool();
+  device_pool(const device_pool&) = delete;
+  device_pool& operator=(const device_pool&) = delete;
+
+  int device() const noexcept { return device_; }
+  cudaMemPool_t native_handle() const noexcept { return pool_; }
+
+  /// Enqueues an allocation on `stream` (a stream of this pool's device). Zero bytes gives
+  /// nullptr. Throws multigpu::out_of_memory naming the device, the request and the free
+  /// bytes; the pool stays usable.
+  void* allocate(std::size_t bytes, cudaStream_t stream);
+  /// Enqueues the release on `stream`: the memory is reused by work ordered after it.
+  void deallocate(void* pointer, cudaStream_t stream) noexcept;
+
+  pool_usage usage() const;
+  void reset_peak();
+  /// Lets kernels and copies on `peer_device` read and write this pool's allocations
+  /// (peer access alone does not cover pool memory).
+  void grant_access(int peer_device);
+  /// Returns unused reserved memory to the driver, keeping at least `keep_bytes`.
+  void trim(std::size_t keep_bytes = 0);
+
+ private:
+  int device_;
+  cudaMemPool_t pool_ = nullptr;
+};
+
+/// An owning, typed, stream-ordered allocation from a device_pool. Move-only; released on
+/// its stream when destroyed, so destroying it while work on it is in flight is safe.
+template <class T>
+class device_buffer {
+ public:
+  device_buffer() = default;
+  device_buffer(std::size_t count, device_pool& pool, cudaStream_t stream)
+      : pool_(&pool), stream_(stream), size_(count) {
+    MULTIGPU_EXPECTS(count <= std::numeric_limits<std::size_t>::max() / sizeof(T),
+                     detail::concat("device_buffer: ", count, " elements of ", sizeof(T),
+                                    " bytes overflow the size type"));
+    data_ = static_cast<T*>(pool.allocate(count * sizeof(T), stream));
+  }
+  ~device_buffer() { release(); }
+  device_buffer(device_buffer&& other) noexcept
+      : pool_(std::exchange(other.pool_, nullptr)),
+        stream_(std::exchange(other.stream_, nullptr)),
+        data_(std::exchange(other.data_, nullptr)),
+        size_(std::exchange(other.size_, 0)) {}
+  device_buffer& operator=(device_buffer&& other) noexcept {
+    if (this != &other) {
+      release();
+      pool_ = std::exchange(other.pool_, nullptr);
+      stream_ = std::exchange(other.stream_, nullptr);
+      data_ = std::exchange(other.data_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+    }
+    return *this;
+  }
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+
+  T* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+  std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
+  cudaStream_t stream() const noexcept { return stream_; }
+  device_pool* pool() const noexcept { return pool_; }
+
+  void release() noexcept {
+    if (data_) pool_->deallocate(data_, stream_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+
+ private:
+  device_pool* pool_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace multigpu

@@ -1,0 +1,69 @@
+#pragma once
+// The shared state behind device_group. Internal: algorithms and transfers reach pools,
+// events and staging memory through it; users go through device_group.
+
+#include <multigpu/core/event_pool.hpp>
+#include <multigpu/core/stream.hpp>
+#include <multigpu/memory/device_pool.hpp>
+#include <multigpu/memory/staging_pool.hpp>
+#include <multigpu/runtime/device_group.hpp>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace multigpu::detail {
+
+class host_stager;
+
+class group_state {
+ public:
+  group_state(std::vector<int> devices, group_options options);
+  ~group_state();
+  group_state(const group_state&) = delete;
+  group_state& operator=(const group_state&) = delete;
+
+  std::size_t size() const noexcept { return slot_devices_.size(); }
+  int device(std::size_t slot) const { return slot_devices_.at(slot); }
+  cudaStream_t stream(std::size_t slot) const { return streams_.at(slot).get(); }
+  const std::vector<int>& devices() const noexcept { return slot_devices_; }
+  const group_options& options() const noexcept { return options_; }
+  const peer_matrix& links() const noexcept { return links_; }
+
+  device_pool& pool(std::size_t slot) const;
+  device_pool& pool_of_device(int device) const;
+  event_pool& events() noexcept { return events_; }
+  staging_pool& staging() noexcept { return staging_; }
+  /// The process-wide workers that stream pageable host memory through pinned buffers.
+  host_stager& stager();
+
+  copy_route route_between(std::size_t from, std::size_t to) const;
+  merge_route merge() const noexcept { return merge_; }
+  void order(std::size_t producer, std::size_t consumer);
+  void synchronize() const;
+  std::string describe() const;
+
+ private:
+  struct owned_device {
+    int device;
+    std::unique_ptr<device_pool> pool;
+  };
+  void enable_peers();
+  void verify_peer(int from, int to);
+
+  std::vector<int> slot_devices_;
+  group_options options_;
+  std::vector<owned_device> owned_;         // one per distinct device, in first-seen order
+  std::vector<std::pair<int, int>> peers_;  // pairs whose access this group holds
+  peer_matrix links_;
+  merge_route merge_ = merge_route::host_mapped;
+  // Declaration order is teardown order reversed: staging blocks hold pooled events, and
+  // both must go before the pools and streams.
+  std::vector<multigpu::stream> streams_;
+  event_pool events_;
+  staging_pool staging_{events_};
+  std::mutex stager_mutex_;
+  std::shared_ptr<host_stager> stager_;
+};
+
+}  // namespace multigpu::detail

@@ -1,0 +1,83 @@
+#pragma once
+// The one-time multi-GPU set-up, done once and shared: device selection, the peer-to-peer
+// capability matrix, peer access enabled (and checked) where supported, a memory pool per
+// device, a non-blocking stream per slot, event pools and pinned staging memory. Every
+// vector on a group holds a handle to it, so a group never dies under its data; the last
+// handle tears it down in a safe order.
+
+#include <multigpu/memory/device_pool.hpp>
+#include <multigpu/runtime/topology.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace multigpu {
+
+struct group_options {
+  peer_policy peers = peer_policy::automatic;
+  merge_policy merge = merge_policy::automatic;
+};
+
+namespace detail {
+class group_state;
+}
+
+/// A cheap, copyable handle to shared state. A slot is one position in the group: a vector
+/// on the group has one segment per slot. The same device may fill several slots, each
+/// with its own stream; that is how multi-segment logic runs on a single GPU.
+class device_group {
+ public:
+  /// Every visible GPU, one slot each.
+  static device_group all(group_options options = {});
+  /// The listed CUDA ordinals, one slot each; ids may repeat. Throws std::invalid_argument
+  /// for an empty list or an id outside [0, visible devices), and a clear error when no
+  /// device is visible.
+  explicit device_group(std::vector<int> device_ids, group_options options = {});
+
+  std::size_t size() const;
+  int device(std::size_t slot) const;
+  cudaStream_t stream(std::size_t slot) const;
+  const std::vector<int>& devices() const;
+  const group_options& options() const;
+
+  /// True when copies from slot `from` to slot `to` go over a peer link.
+  bool peer_enabled(std::size_t from, std::size_t to) const;
+  /// The path a copy from slot `from` to slot `to` takes.
+  copy_route route_between(std::size_t from, std::size_t to) const;
+  /// Where partial results of multi-slot reductions and scans meet on this group.
+  merge_route merge() const;
+
+  /// The memory pool of a slot's device (shared by the slots of one device).
+  device_pool& pool(std::size_t slot) const;
+  /// Makes slot `consumer`'s stream wait for the work enqueued on slot `producer` so far.
+  void order(std::size_t producer, std::size_t consumer) const;
+  /// Waits for every slot's stream.
+  void synchronize() const;
+  /// Devices, the P2P matrix (supported / enabled / verified / host staged) and pools.
+  std::string describe() const;
+
+  detail::group_state& state() const noexcept { return *state_; }
+  friend bool operator==(const device_group& a, const device_group& b) noexcept {
+    return a.state_ == b.state_;
+  }
+
+ private:
+  std::shared_ptr<detail::group_state> state_;
+};
+
+/// The group of every visible GPU, created on first use (thread-safe) and kept for the
+/// life of the process.
+device_group default_group();
+
+/// Number of CUDA devices this process can use: 0 when there is no device or no driver.
+int visible_device_count() noexcept;
+
+namespace testing {
+/// Test hook: make the data check of the peer link from `from` to `to` fail in groups
+/// created afterwards, so that the pair is demoted to host staging.
+void fail_peer_verification(int from, int to, bool fail = true);
+}  // namespace testing
+
+}  // namespace multigpu

@@ -1,0 +1,128 @@
+#include <multigpu/memory/device_pool.hpp>
+
+#include <multigpu/core/device_guard.hpp>
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+namespace multigpu {
+namespace {
+
+// Every live pool of the process, so that an allocation that fails can first ask the
+// other pools on its device to give back memory they keep for reuse.
+struct pool_registry {
+  std::mutex mutex;
+  std::vector<device_pool*> pools;
+
+  static pool_registry& instance() {
+    static pool_registry registry;
+    return registry;
+  }
+  void add(device_pool* p) {
+    std::lock_guard lock(mutex);
+    pools.push_back(p);
+  }
+  void remove(device_pool* p) {
+    std::lock_guard lock(mutex);
+    pools.erase(std::remove(pools.begin(), pools.end(), p), pools.end());
+  }
+  void trim_device(int device) {
+    std::lock_guard lock(mutex);
+    for (device_pool* p : pools)
+      if (p->device() == device) p->trim(0);
+  }
+};
+
+std::uint64_t read_attribute(cudaMemPool_t pool, cudaMemPoolAttr attribute) {
+  std::uint64_t value = 0;
+  MULTIGPU_CUDA_TRY(cudaMemPoolGetAttribute(pool, attribute, &value));
+  return value;
+}
+
+}  // namespace
+
+device_pool::device_pool(int device) : device_(device) {
+  device_guard guard(device);
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.handleTypes = cudaMemHandleTypeNone;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  MULTIGPU_CUDA_TRY(cudaMemPoolCreate(&pool_, &props));
+  // Keep freed memory for reuse: without this the pool returns it to the driver at each
+  // synchronisation and the next allocation pays for a fresh mapping.
+  std::uint64_t threshold = std::numeric_limits<std::uint64_t>::max();
+  cudaError_t status = cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold);
+  if (status != cudaSuccess) {
+    MULTIGPU_CUDA_REPORT(cudaMemPoolDestroy(pool_));
+    MULTIGPU_CUDA_TRY(status);
+  }
+  pool_registry::instance().add(this);
+}
+
+device_pool::~device_pool() {
+  pool_registry::instance().remove(this);
+  // Memory still pending release on a stream is returned once that stream gets there;
+  // cudaMemPoolDestroy defers the pool's own release until then.
+  MULTIGPU_CUDA_REPORT(cudaMemPoolDestroy(pool_));
+}
+
+void* device_pool::allocate(std::size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return nullptr;
+  void* pointer = nullptr;
+  cudaError_t status = cudaMallocFromPoolAsync(&pointer, bytes, pool_, stream);
+  if (status == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    pool_registry::instance().trim_device(device_);
+    status = cudaMallocFromPoolAsync(&pointer, bytes, pool_, stream);
+  }
+  if (status == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    std::size_t free_bytes = 0, total_bytes = 0;
+    {
+      device_guard guard(device_);
+      MULTIGPU_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+    }
+    throw out_of_memory(device_, bytes, free_bytes,
+                        detail::concat("multigpu: out of memory on device ", device_, ": asked for ",
+                                       bytes, " bytes, ", free_bytes, " of ", total_bytes,
+                                       " bytes free"));
+  }
+  MULTIGPU_CUDA_TRY(status);
+  return pointer;
+}
+
+void device_pool::deallocate(void* pointer, cudaStream_t stream) noexcept {
+  if (pointer) MULTIGPU_CUDA_REPORT(cudaFreeAsync(pointer, stream));
+}
+
+pool_usage device_pool::usage() const {
+  pool_usage u;
+  u.used_bytes = read_attribute(pool_, cudaMemPoolAttrUsedMemCurrent);
+  u.peak_used_bytes = read_attribute(pool_, cudaMemPoolAttrUsedMemHigh);
+  u.reserved_bytes = read_attribute(pool_, cudaMemPoolAttrReservedMemCurrent);
+  u.peak_reserved_bytes = read_attribute(pool_, cudaMemPoolAttrReservedMemHigh);
+  return u;
+}
+
+void device_pool::reset_peak() {
+  std::uint64_t zero = 0;
+  MULTIGPU_CUDA_TRY(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &zero));
+  MULTIGPU_CUDA_TRY(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReservedMemHigh, &zero));
+}
+
+void device_pool::grant_access(int peer_device) {
+  if (peer_device == device_) return;
+  cudaMemAccessDesc desc{};
+  desc.location.type = cudaMemLocationTypeDevice;
+  desc.location.id = peer_device;
+  desc.flags = cudaMemAccessFlagsProtReadWrite;
+  MULTIGPU_CUDA_TRY(cudaMemPoolSetAccess(pool_, &desc, 1));
+}
+
+void device_pool::trim(std::size_t keep_bytes) {
+  MULTIGPU_CUDA_REPORT(cudaMemPoolTrimTo(pool_, keep_bytes));
+}
+
+}  // namespace multigpu

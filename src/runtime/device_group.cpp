@@ -1,0 +1,304 @@
+#include <multigpu/runtime/detail/group_state.hpp>
+
+#include <multigpu/core/device_guard.hpp>
+#include <multigpu/transfer/detail/host_stager.hpp>
+
+#include "peer_registry.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <iomanip>
+#include <sstream>
+#include <vector>
+
+namespace multigpu {
+namespace {
+
+std::string format_bytes(std::size_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(unit == 0 ? 0 : 1) << value << ' ' << units[unit];
+  return out.str();
+}
+
+int device_count_or_throw() {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver) {
+    (void)cudaGetLastError();
+    throw std::runtime_error(detail::concat(
+        "multigpu: no CUDA device is visible (cudaGetDeviceCount: ", cudaGetErrorName(status),
+        "); check the driver and CUDA_VISIBLE_DEVICES"));
+  }
+  MULTIGPU_CUDA_TRY(status);
+  if (count == 0) throw std::runtime_error("multigpu: no CUDA device is visible");
+  return count;
+}
+
+}  // namespace
+
+namespace detail {
+
+group_state::group_state(std::vector<int> devices, group_options options)
+    : slot_devices_(std::move(devices)), options_(options) {
+  MULTIGPU_EXPECTS(!slot_devices_.empty(),
+                   "device_group: the list of device ids is empty; name at least one device");
+  const int visible = device_count_or_throw();
+  for (int id : slot_devices_)
+    MULTIGPU_EXPECTS(id >= 0 && id < visible,
+                     concat("device_group: device id ", id, " is invalid: ", visible,
+                            " device(s) are visible, so ids run from 0 to ", visible - 1));
+  for (int id : slot_devices_) {
+    int unified = 0;
+    MULTIGPU_CUDA_TRY(cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, id));
+    MULTIGPU_EXPECTS(unified != 0, concat("device_group: device ", id,
+                                          " lacks unified virtual addressing, which multigpu needs"));
+  }
+  links_ = peer_matrix(static_cast<std::size_t>(visible));
+
+  // One pool per distinct device, one non-blocking stream per slot.
+  for (int id : slot_devices_) {
+    if (std::none_of(owned_.begin(), owned_.end(), [&](const owned_device& o) { return o.device == id; }))
+      owned_.push_back({id, std::make_unique<device_pool>(id)});
+  }
+  streams_.reserve(slot_devices_.size());
+  for (int id : slot_devices_) streams_.emplace_back(id);
+
+  if (options_.peers == peer_policy::automatic) {
+    try {
+      enable_peers();
+    } catch (...) {
+      for (auto [from, to] : peers_) peer_registry::instance().release(from, to);
+      throw;
+    }
+  }
+  merge_ = choose_merge_route(options_.merge, options_.peers, slot_devices_, 0, links_);
+}
+
+void group_state::enable_peers() {
+  auto& registry = peer_registry::instance();
+  for (const auto& a : owned_) {
+    for (const auto& b : owned_) {
+      if (a.device == b.device) continue;
+      peer_link& link = links_.at(a.device, b.device);
+      link.can_access = registry.can_access(a.device, b.device);
+      if (!link.can_access) continue;
+      link.enabled = registry.acquire(a.device, b.device);
+      if (!link.enabled) continue;
+      peers_.push_back({a.device, b.device});
+      // Pool memory is not covered by peer access: grant it explicitly.
+      b.pool->grant_access(a.device);
+    }
+  }
+  for (auto [from, to] : peers_) verify_peer(from, to);
+}
+
+void group_state::verify_peer(int from, int to) {
+  // Links have been seen to report success and deliver wrong data: copy a known pattern
+  // from `to`'s pool into `from`'s pool over the link and compare it byte for byte. A pair
+  // that fails is demoted to host staging and the report says so.
+  constexpr std::size_t bytes = std::size_t{1} << 20;
+  std::vector<unsigned char> pattern(bytes), back(bytes, 0);
+  for (std::size_t i = 0; i < bytes; ++i)
+    pattern[i] = static_cast<unsigned char>((i * 131u + 7u) ^ (i >> 9));
+  auto slot_of = [&](int device) {
+    return static_cast<std::size_t>(
+        std::find(slot_devices_.begin(), slot_devices_.end(), device) - slot_devices_.begin());
+  };
+  cudaStream_t s_from = stream(slot_of(from));
+  cudaStream_t s_to = stream(slot_of(to));
+  device_pool& pool_from = pool_of_device(from);
+  device_pool& pool_to = pool_of_device(to);
+  void* source = pool_to.allocate(bytes, s_to);
+  void* target = nullptr;
+  bool ok = false;
+  try {
+    target = pool_from.allocate(bytes, s_from);
+    {
+      device_guard guard(to);
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(source, pattern.data(), bytes, cudaMemcpyHostToDevice, s_to));
+      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s_to));
+    }
+    device_guard guard(from);
+    MULTIGPU_CUDA_TRY(cudaMemcpyPeerAsync(target, from, source, to, bytes, s_from));
+    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(back.data(), target, bytes, cudaMemcpyDeviceToHost, s_from));
+    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s_from));
+    ok = std::memcmp(pattern.data(), back.data(), bytes) == 0 &&
+         !peer_registry::instance().forced_failure(from, to);
+  } catch (...) {
+    pool_to.deallocate(source, s_to);
+    pool_from.deallocate(target, s_from);
+    throw;
+  }
+  pool_to.deallocate(source, s_to);
+  pool_from.deallocate(target, s_from);
+  links_.at(from, to).verified = ok;
+  peer_registry::instance().set_verified(from, to, ok);
+}
+
+group_state::~group_state() {
+  // Teardown order: finish all work, return staging memory and pools, then give back the
+  // peer access this group holds, and last destroy events and streams (members below).
+  for (std::size_t s = 0; s < streams_.size(); ++s) MULTIGPU_CUDA_REPORT(cudaStreamSynchronize(stream(s)));
+  stager_.reset();
+  staging_.release_free();
+  owned_.clear();
+  for (auto [from, to] : peers_) peer_registry::instance().release(from, to);
+}
+
+device_pool& group_state::pool(std::size_t slot) const { return pool_of_device(device(slot)); }
+
+device_pool& group_state::pool_of_device(int device) const {
+  for (const auto& o : owned_)
+    if (o.device == device) return *o.pool;
+  throw std::invalid_argument(concat("multigpu: device ", device, " is not in this group"));
+}
+
+host_stager& group_state::stager() {
+  std::lock_guard lock(stager_mutex_);
+  if (!stager_) stager_ = host_stager::shared();
+  return *stager_;
+}
+
+copy_route group_state::route_between(std::size_t from, std::size_t to) const {
+  return choose_route(options_.peers, device(from), device(to), links_);
+}
+
+void group_state::order(std::size_t producer, std::size_t consumer) {
+  if (producer == consumer) return;
+  events_.order(device(producer), stream(producer), stream(consumer));
+}
+
+void group_state::synchronize() const {
+  for (std::size_t s = 0; s < streams_.size(); ++s) MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream(s)));
+}
+
+std::string group_state::describe() const {
+  std::ostringstream out;
+  out << "multigpu device group: " << size() << " slot(s) on " << owned_.size()
+      << " device(s); peer policy "
+      << (options_.peers == peer_policy::automatic ? "automatic" : "host staged")
+      << "; partials merge through " << to_string(merge_) << "\n";
+  for (std::size_t s = 0; s < size(); ++s) {
+    cudaDeviceProp prop{};
+    MULTIGPU_CUDA_TRY(cudaGetDeviceProperties(&prop, device(s)));
+    char bus[32] = {};
+    MULTIGPU_CUDA_TRY(cudaDeviceGetPCIBusId(bus, sizeof(bus), device(s)));
+    out << "  slot " << s << ": device " << device(s) << " " << prop.name << ", "
+        << format_bytes(prop.totalGlobalMem) << ", compute capability " << prop.major << "."
+        << prop.minor << ", " << prop.multiProcessorCount << " SMs, PCI " << bus << "\n";
+  }
+  if (owned_.size() > 1) {
+    out << "  peer links (row: from, column: to): S supported, E enabled, V verified, "
+           "'host' staged through pinned memory\n        ";
+    for (const auto& b : owned_) out << std::setw(8) << b.device;
+    out << "\n";
+    for (const auto& a : owned_) {
+      out << "  " << std::setw(6) << a.device;
+      for (const auto& b : owned_) {
+        std::string cell;
+        if (a.device == b.device) {
+          cell = "-";
+        } else {
+          const peer_link& l = links_.at(a.device, b.device);
+          if (l.can_access) cell += "S";
+          if (l.enabled) cell += "E";
+          if (l.verified) cell += "V";
+          if (!l.usable() || options_.peers == peer_policy::host_staged)
+            cell += cell.empty() ? "host" : "/host";
+        }
+        out << std::setw(8) << cell;
+      }
+      out << "\n";
+    }
+    for (const auto& a : owned_)
+      for (const auto& b : owned_)
+        if (a.device != b.device && links_.at(a.device, b.device).enabled &&
+            !links_.at(a.device, b.device).verified)
+          out << "  warning: peer link " << a.device << " -> " << b.device
+              << " failed its data check and is demoted to host staging\n";
+  }
+  for (const auto& o : owned_) {
+    pool_usage u = o.pool->usage();
+    out << "  pool of device " << o.device << ": " << format_bytes(u.used_bytes) << " in use, "
+        << format_bytes(u.reserved_bytes) << " reserved (peak " << format_bytes(u.peak_used_bytes)
+        << " in use)\n";
+  }
+  out << "  pinned staging memory: " << format_bytes(staging_.held_bytes()) << "\n";
+  return out.str();
+}
+
+}  // namespace detail
+
+// ---- device_group --------------------------------------------------------------------
+
+device_group device_group::all(group_options options) {
+  std::vector<int> ids(static_cast<std::size_t>(device_count_or_throw()));
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
+  return device_group(std::move(ids), options);
+}
+
+device_group::device_group(std::vector<int> device_ids, group_options options)
+    : state_(std::make_shared<detail::group_state>(std::move(device_ids), options)) {}
+
+std::size_t device_group::size() const { return state_->size(); }
+int device_group::device(std::size_t slot) const {
+  MULTIGPU_EXPECTS_AS(slot < size(), std::out_of_range,
+                      detail::concat("device_group: slot ", slot, " is out of range for a group of ",
+                                     size(), " slots"));
+  return state_->device(slot);
+}
+cudaStream_t device_group::stream(std::size_t slot) const {
+  (void)device(slot);
+  return state_->stream(slot);
+}
+const std::vector<int>& device_group::devices() const { return state_->devices(); }
+const group_options& device_group::options() const { return state_->options(); }
+bool device_group::peer_enabled(std::size_t from, std::size_t to) const {
+  return route_between(from, to).kind == route::peer;
+}
+copy_route device_group::route_between(std::size_t from, std::size_t to) const {
+  (void)device(from);
+  (void)device(to);
+  return state_->route_between(from, to);
+}
+merge_route device_group::merge() const { return state_->merge(); }
+device_pool& device_group::pool(std::size_t slot) const {
+  (void)device(slot);
+  return state_->pool(slot);
+}
+void device_group::order(std::size_t producer, std::size_t consumer) const {
+  (void)device(producer);
+  (void)device(consumer);
+  state_->order(producer, consumer);
+}
+void device_group::synchronize() const { state_->synchronize(); }
+std::string device_group::describe() const { return state_->describe(); }
+
+device_group default_group() {
+  static device_group group = device_group::all();
+  return group;
+}
+
+int visible_device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+namespace testing {
+void fail_peer_verification(int from, int to, bool fail) {
+  detail::peer_registry::instance().set_forced_failure(from, to, fail);
+}
+}  // namespace testing
+
+}  // namespace multigpu

@@ -1,0 +1,74 @@
+#include <multigpu/transfer/host_transfer.hpp>
+
+#include <multigpu/core/device_guard.hpp>
+#include <multigpu/memory/pinned_buffer.hpp>
+#include <multigpu/runtime/detail/group_state.hpp>
+
+#include <algorithm>
+#include <vector>
+
+namespace multigpu::transfer {
+namespace {
+
+std::size_t total_bytes(std::span<const device_piece> pieces) {
+  std::size_t total = 0;
+  for (const auto& p : pieces) total += p.bytes;
+  return total;
+}
+
+void synchronize_streams(std::span<const device_piece> pieces) {
+  std::vector<cudaStream_t> done;
+  for (const auto& p : pieces) {
+    if (p.bytes == 0 || std::find(done.begin(), done.end(), p.stream) != done.end()) continue;
+    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(p.stream));
+    done.push_back(p.stream);
+  }
+}
+
+// One cudaMemcpyAsync per piece, from or to host memory the driver can use as it is.
+void copy_directly(std::byte* host, std::span<const device_piece> pieces, cudaMemcpyKind kind) {
+  std::size_t offset = 0;
+  for (const auto& p : pieces) {
+    if (p.bytes > 0) {
+      device_guard guard(p.device);
+      if (kind == cudaMemcpyHostToDevice)
+        MULTIGPU_CUDA_TRY(cudaMemcpyAsync(p.data, host + offset, p.bytes, kind, p.stream));
+      else
+        MULTIGPU_CUDA_TRY(cudaMemcpyAsync(host + offset, p.data, p.bytes, kind, p.stream));
+    }
+    offset += p.bytes;
+  }
+}
+
+}  // namespace
+
+void copy_host_to_devices(detail::group_state& group, const void* host,
+                          std::span<const device_piece> pieces) {
+  const std::size_t total = total_bytes(pieces);
+  if (total == 0) return;
+  auto* bytes = const_cast<std::byte*>(static_cast<const std::byte*>(host));
+  if (is_pinned(host, total)) {
+    copy_directly(bytes, pieces, cudaMemcpyHostToDevice);
+    synchronize_streams(pieces);  // the caller may reuse its buffer once we return
+  } else if (total <= direct_pageable_bytes) {
+    // The driver copies small pageable sources into its own staging before returning.
+    copy_directly(bytes, pieces, cudaMemcpyHostToDevice);
+  } else {
+    group.stager().scatter(host, pieces);
+  }
+}
+
+void copy_devices_to_host(detail::group_state& group, void* host,
+                          std::span<const device_piece> pieces) {
+  const std::size_t total = total_bytes(pieces);
+  if (total == 0) return;
+  auto* bytes = static_cast<std::byte*>(host);
+  if (is_pinned(host, total) || total <= direct_pageable_bytes) {
+    copy_directly(bytes, pieces, cudaMemcpyDeviceToHost);
+    synchronize_streams(pieces);
+  } else {
+    group.stager().gather(host, pieces);
+  }
+}
+
+}  // namespace multigpu::transfer

@@ -1,0 +1,72 @@
+#include <multigpu/core/error.hpp>
+#include <multigpu/transfer/chunking.hpp>
+#include <multigpu/transfer/copy_plan.hpp>
+
+#include <algorithm>
+
+namespace multigpu::transfer {
+
+std::vector<chunk> split_into_chunks(std::size_t bytes, std::size_t chunk_bytes, std::size_t piece) {
+  MULTIGPU_EXPECTS(chunk_bytes > 0, "split_into_chunks: the chunk size must be positive");
+  std::vector<chunk> chunks;
+  chunks.reserve(bytes / chunk_bytes + 1);
+  for (std::size_t offset = 0; offset < bytes; offset += chunk_bytes)
+    chunks.push_back({piece, offset, std::min(chunk_bytes, bytes - offset)});
+  return chunks;
+}
+
+std::vector<chunk> interleave_chunks(std::span<const std::size_t> piece_bytes,
+                                     std::size_t chunk_bytes) {
+  MULTIGPU_EXPECTS(chunk_bytes > 0, "interleave_chunks: the chunk size must be positive");
+  std::size_t rounds = 0, total = 0;
+  for (std::size_t b : piece_bytes) {
+    std::size_t n = (b + chunk_bytes - 1) / chunk_bytes;
+    rounds = std::max(rounds, n);
+    total += n;
+  }
+  std::vector<chunk> chunks;
+  chunks.reserve(total);
+  for (std::size_t round = 0; round < rounds; ++round) {
+    for (std::size_t p = 0; p < piece_bytes.size(); ++p) {
+      std::size_t offset = round * chunk_bytes;
+      if (offset < piece_bytes[p])
+        chunks.push_back({p, offset, std::min(chunk_bytes, piece_bytes[p] - offset)});
+    }
+  }
+  return chunks;
+}
+
+std::size_t total_count(std::span<const piece> pieces) noexcept {
+  std::size_t total = 0;
+  for (const piece& p : pieces) total += p.count;
+  return total;
+}
+
+std::vector<move> plan_moves(std::span<const piece> source, std::span<const piece> destination) {
+  const std::size_t src_total = total_count(source), dst_total = total_count(destination);
+  MULTIGPU_EXPECTS(src_total == dst_total,
+                   detail::concat("plan_moves: the source covers ", src_total,
+                                  " elements but the destination covers ", dst_total));
+  std::vector<move> moves;
+  std::size_t si = 0, di = 0;        // current pieces
+  std::size_t s_used = 0, d_used = 0;  // elements consumed within them
+  while (si < source.size() && di < destination.size()) {
+    const piece& s = source[si];
+    const piece& d = destination[di];
+    std::size_t n = std::min(s.count - s_used, d.count - d_used);
+    if (n > 0) moves.push_back({s.slot, s.local_offset + s_used, d.slot, d.local_offset + d_used, n});
+    s_used += n;
+    d_used += n;
+    if (s_used == s.count) {
+      ++si;
+      s_used = 0;
+    }
+    if (d_used == d.count) {
+      ++di;
+      d_used = 0;
+    }
+  }
+  return moves;
+}
+
+}  // namespace multigpu::transfer
