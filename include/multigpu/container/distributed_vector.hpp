@@ -90,6 +90,12 @@ class distributed_vector {
     }
   }
 
+  /// From a host iterator range, as std::vector(first, last).
+  template <std::input_iterator It, std::sentinel_for<It> S>
+    requires std::convertible_to<std::iter_reference_t<It>, T>
+  distributed_vector(It first, S last, device_group group = default_group())
+      : distributed_vector(std::ranges::subrange(first, last), std::move(group)) {}
+
   /// Deep copy on the same group, segment by segment on each slot's stream.
   distributed_vector(const distributed_vector& other) : group_(other.group_) {
     allocate(other.layout_);

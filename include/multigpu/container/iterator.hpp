@@ -65,11 +65,10 @@ class segmented_iterator {
   segmented_iterator(vector_type* vector, difference_type index) noexcept
       : vector_(vector), index_(index) {}
   /// iterator converts to const_iterator.
-  operator segmented_iterator<T, true>() const noexcept
-    requires(!Const)
-  {
-    return {vector_, index_};
-  }
+  template <bool OtherConst>
+    requires(Const && !OtherConst)
+  segmented_iterator(const segmented_iterator<T, OtherConst>& other) noexcept
+      : vector_(other.container()), index_(static_cast<difference_type>(other.index())) {}
 
   reference operator*() const { return (*vector_)[static_cast<std::size_t>(index_)]; }
   reference operator[](difference_type n) const { return *(*this + n); }

@@ -1,0 +1,28 @@
+#pragma once
+// count and count_if: a transform_reduce that sums 0/1.
+
+#include <multigpu/algorithm/transform_reduce.hpp>
+
+namespace multigpu {
+
+template <segmented_iterator_type I, class Pred>
+std::size_t count_if(I first, I last, Pred pred) {
+  return transform_reduce(first, last, std::size_t{0}, cuda::std::plus<>{}, detail::count_functor<Pred>{pred});
+}
+
+template <class T, class Pred>
+std::size_t count_if(const distributed_vector<T>& v, Pred pred) {
+  return count_if(v.begin(), v.end(), pred);
+}
+
+template <segmented_iterator_type I>
+std::size_t count(I first, I last, const typename I::value_type& value) {
+  return count_if(first, last, detail::equal_to_value<typename I::value_type>{value});
+}
+
+template <class T>
+std::size_t count(const distributed_vector<T>& v, const std::type_identity_t<T>& value) {
+  return count(v.begin(), v.end(), value);
+}
+
+}  // namespace multigpu

@@ -1,0 +1,90 @@
+#pragma once
+// An order-preserving reduction for operators that are associative but not known to be
+// commutative (CUB's device-wide reduction may combine elements out of order). Each block
+// folds one contiguous span of the input tile by tile: threads own consecutive items
+// (a blocked arrangement, loaded through a warp transpose so that reads stay coalesced),
+// fold them in order, and a raking block reduction, which keeps order, combines the
+// threads. A second launch folds the per-block results in order.
+
+#include <multigpu/algorithm/detail/cub_call.hpp>
+
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cuda/std/iterator>
+
+#include <algorithm>
+
+namespace multigpu::detail {
+
+template <int Block, int Items, class Input, class Transform, class P, class POp>
+__global__ void __launch_bounds__(Block)
+    ordered_reduce_kernel(Input in, std::size_t n, Transform transform, POp op, P start, P empty, P* out) {
+  using item_t = typename cuda::std::iterator_traits<Input>::value_type;
+  using block_load = cub::BlockLoad<item_t, Block, Items, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+  using block_reduce = cub::BlockReduce<P, Block, cub::BLOCK_REDUCE_RAKING>;
+  __shared__ union {
+    typename block_load::TempStorage load;
+    typename block_reduce::TempStorage reduce;
+  } shared;
+
+  constexpr std::size_t tile = static_cast<std::size_t>(Block) * Items;
+  const std::size_t tiles = (n + tile - 1) / tile;
+  const std::size_t tiles_per_block = (tiles + gridDim.x - 1) / gridDim.x;
+  const std::size_t begin = blockIdx.x * tiles_per_block * tile;
+  const std::size_t end = begin + tiles_per_block * tile < n ? begin + tiles_per_block * tile : n;
+
+  P block_total = start;
+  for (std::size_t base = begin; base < end; base += tile) {
+    const std::size_t left = end - base;
+    const int valid = left < tile ? static_cast<int>(left) : static_cast<int>(tile);
+    item_t items[Items];
+    if (valid == static_cast<int>(tile))
+      block_load(shared.load).Load(in + base, items);
+    else
+      block_load(shared.load).Load(in + base, items, valid);
+    __syncthreads();
+    P thread_total = empty;
+#pragma unroll
+    for (int j = 0; j < Items; ++j)
+      if (static_cast<int>(threadIdx.x) * Items + j < valid) thread_total = op(thread_total, P(transform(items[j])));
+    P tile_total = block_reduce(shared.reduce).Reduce(thread_total, op);
+    __syncthreads();
+    if (threadIdx.x == 0) block_total = op(block_total, tile_total);
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = block_total;
+}
+
+struct identity_transform {
+  template <class X>
+  __host__ __device__ const X& operator()(const X& x) const {
+    return x;
+  }
+};
+
+/// *out = init op transform(in[0]) op ... op transform(in[n-1]), in order; n > 0.
+template <class Input, class Transform, class P, class POp>
+void ordered_reduce(Input in, std::size_t n, Transform transform, POp op, P init, P empty, P* out,
+                    device_pool& pool, cudaStream_t stream, int device) {
+  constexpr int block = 256;
+  using item_t = typename cuda::std::iterator_traits<Input>::value_type;
+  constexpr int items = sizeof(item_t) <= 8 ? 8 : 4;
+  constexpr std::size_t tile = static_cast<std::size_t>(block) * items;
+  int sms = 0;
+  MULTIGPU_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const std::size_t blocks = std::min<std::size_t>((n + tile - 1) / tile, static_cast<std::size_t>(2 * sms));
+  if (blocks == 1) {
+    ordered_reduce_kernel<block, items><<<1, block, 0, stream>>>(in, n, transform, op, init, empty, out);
+    check_launch("ordered_reduce_kernel");
+    return;
+  }
+  device_buffer<P> partials(blocks, pool, stream);
+  ordered_reduce_kernel<block, items>
+      <<<static_cast<unsigned>(blocks), block, 0, stream>>>(in, n, transform, op, empty, empty, partials.data());
+  check_launch("ordered_reduce_kernel");
+  constexpr int p_items = sizeof(P) <= 8 ? 8 : 4;
+  ordered_reduce_kernel<block, p_items>
+      <<<1, block, 0, stream>>>(static_cast<const P*>(partials.data()), blocks, identity_transform{}, op, init, empty, out);
+  check_launch("ordered_reduce_kernel");
+}
+
+}  // namespace multigpu::detail

@@ -1,0 +1,137 @@
+#pragma once
+// How an algorithm sees its operands: a reference range split into per-slot pieces, and
+// every other operand either lined up with it (same group, same slots, same counts, so each
+// device works on its own memory) or copied into a temporary that is lined up. Unaligned
+// operands therefore work but cost a redistribution; aligned ones cost nothing.
+
+#include <multigpu/container/distributed_vector.hpp>
+#include <multigpu/core/device_guard.hpp>
+
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+namespace multigpu::detail {
+
+/// A range [first, first + count) of a vector, split into its pieces.
+template <class T>
+struct range_ref {
+  const distributed_vector<T>* vector;
+  std::size_t first;
+  std::size_t count;
+  std::vector<transfer::piece> pieces;
+
+  range_ref(const distributed_vector<T>& v, std::size_t first_, std::size_t count_)
+      : vector(&v), first(first_), count(count_), pieces(v.layout().split(first_, first_ + count_)) {}
+  const device_group& group() const { return vector->group(); }
+  /// Device pointer to the start of piece i.
+  T* data(std::size_t i) const {
+    return const_cast<T*>(vector->segment(pieces[i].slot).data()) + pieces[i].local_offset;
+  }
+};
+
+/// A layout of `reference`'s group whose block [0, count) splits into exactly the pieces of
+/// `reference`: a temporary with it lines up with the reference range.
+template <class T>
+distribution layout_like(const range_ref<T>& reference) {
+  std::vector<std::size_t> sizes(reference.group().size(), 0);
+  for (const auto& p : reference.pieces) sizes[p.slot] = p.count;
+  return distribution::from_sizes(sizes);
+}
+
+/// An input operand lined up with a reference range: the operand itself when it is aligned,
+/// otherwise a lined-up temporary holding a copy of it.
+template <class U>
+class aligned_input {
+ public:
+  template <class T>
+  aligned_input(const range_ref<T>& reference, const distributed_vector<U>& v, std::size_t first)
+      : range_(v, first, reference.count) {
+    if (v.group() == reference.group() && aligned(range_.pieces, reference.pieces)) return;
+    temp_.emplace(reference.group(), layout_like(reference));
+    temp_->copy_range_from(v, first, reference.count, 0);
+    range_ = range_ref<U>(*temp_, 0, reference.count);
+  }
+  U* data(std::size_t i) const { return range_.data(i); }
+
+ private:
+  range_ref<U> range_;
+  std::optional<distributed_vector<U>> temp_;
+};
+
+/// An output operand lined up with a reference range. When the output is not aligned,
+/// results go to a lined-up temporary and commit() moves them into place.
+template <class U>
+class aligned_output {
+ public:
+  template <class T>
+  aligned_output(const range_ref<T>& reference, distributed_vector<U>& v, std::size_t first)
+      : target_(&v), first_(first), range_(v, first, reference.count) {
+    if (v.group() == reference.group() && aligned(range_.pieces, reference.pieces)) return;
+    temp_.emplace(reference.group(), layout_like(reference));
+    range_ = range_ref<U>(*temp_, 0, reference.count);
+  }
+  U* data(std::size_t i) const { return range_.data(i); }
+  bool staged() const noexcept { return temp_.has_value(); }
+  /// Moves staged results into the real output (no-op when aligned).
+  void commit() {
+    if (temp_) target_->copy_range_from(*temp_, 0, range_.count, first_);
+  }
+
+ private:
+  distributed_vector<U>* target_;
+  std::size_t first_;
+  range_ref<U> range_;
+  std::optional<distributed_vector<U>> temp_;
+};
+
+/// What a per-piece step gets: the piece's index, slot, device, stream and pool. The
+/// piece's device is current while the step runs.
+struct piece_context {
+  std::size_t index;
+  std::size_t slot;
+  int device;
+  cudaStream_t stream;
+  device_pool* pool;
+  std::size_t count;
+};
+
+/// Runs `step(piece_context)` for every piece of `reference`, in order, each with its
+/// device current. One host thread enqueues every device's work; nothing waits.
+template <class T, class Step>
+void for_each_piece(const range_ref<T>& reference, Step&& step) {
+  const device_group& group = reference.group();
+  if (reference.pieces.empty()) return;
+  device_guard guard(group.device(reference.pieces.front().slot));
+  for (std::size_t i = 0; i < reference.pieces.size(); ++i) {
+    const auto& p = reference.pieces[i];
+    guard.set(group.device(p.slot));
+    step(piece_context{i, p.slot, group.device(p.slot), group.stream(p.slot), &group.pool(p.slot), p.count});
+  }
+}
+
+/// Throws std::invalid_argument naming both lengths unless they are equal.
+inline void expect_same_length(const char* algorithm, std::size_t a, std::size_t b) {
+  MULTIGPU_EXPECTS(a == b, concat(algorithm, ": the input has ", a,
+                                  " elements but the other range has ", b,
+                                  "; they must be the same length"));
+}
+
+/// The (vector, first, last) behind an iterator range, with checks.
+template <class I>
+auto unpack_range(const char* algorithm, I first, I last) {
+  MULTIGPU_EXPECTS(first.container() == last.container(),
+                   concat(algorithm, ": first and last belong to different vectors"));
+  MULTIGPU_EXPECTS(first <= last, concat(algorithm, ": first (index ", first.index(),
+                                         ") is after last (index ", last.index(), ")"));
+  MULTIGPU_EXPECTS(first.container() != nullptr || first == last,
+                   concat(algorithm, ": the iterators do not belong to a vector"));
+  MULTIGPU_EXPECTS_AS(first.container() == nullptr || last.index() <= first.container()->size(),
+                      std::out_of_range,
+                      concat(algorithm, ": the range ends at index ", last.index(),
+                             " past the end of a vector of size ",
+                             first.container() ? first.container()->size() : 0));
+  return std::tuple{first.container(), first.index(), last.index() - first.index()};
+}
+
+}  // namespace multigpu::detail

@@ -1,0 +1,21 @@
+#pragma once
+// equal: true when both ranges have the same length and equal elements, counted as
+// mismatches by a transform_reduce (the second range is redistributed if it does not line
+// up with the first).
+
+#include <multigpu/algorithm/transform_reduce.hpp>
+
+namespace multigpu {
+
+template <segmented_iterator_type I1, segmented_iterator_type I2>
+bool equal(I1 first1, I1 last1, I2 first2, I2 last2) {
+  if (last1 - first1 != last2 - first2) return false;
+  return transform_reduce(first1, last1, first2, std::size_t{0}, cuda::std::plus<>{}, detail::mismatch_functor{}) == 0;
+}
+
+template <class T>
+bool equal(const distributed_vector<T>& a, const distributed_vector<T>& b) {
+  return equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+}  // namespace multigpu

@@ -1,0 +1,52 @@
+#pragma once
+// fill and iota: one grid per segment on its stream; nothing waits.
+
+#include <multigpu/algorithm/detail/cub_call.hpp>
+#include <multigpu/algorithm/detail/functors.hpp>
+#include <multigpu/algorithm/detail/merge.hpp>
+#include <multigpu/algorithm/detail/pieces.hpp>
+
+#include <cub/device/device_for.cuh>
+
+#include <type_traits>
+
+namespace multigpu {
+
+template <class T>
+void fill(segmented_iterator<T, false> first, segmented_iterator<T, false> last, const std::type_identity_t<T>& value) {
+  auto [v, begin, count] = detail::unpack_range("fill", first, last);
+  if (count == 0) return;
+  detail::range_ref<T> range(*v, begin, count);
+  detail::for_each_piece(range, [&](const detail::piece_context& ctx) {
+    detail::fill_functor<T> f{range.data(ctx.index), value};
+    detail::check_cub(detail::with_count(ctx.count, [&](auto n) { return cub::DeviceFor::Bulk(n, f, ctx.stream); }),
+                      "cub::DeviceFor::Bulk", std::source_location::current());
+  });
+}
+
+template <class T>
+void fill(distributed_vector<T>& v, const std::type_identity_t<T>& value) {
+  fill(v.begin(), v.end(), value);
+}
+
+/// Element i of [first, last) becomes value + i (computed directly, not by repeated ++).
+template <class T>
+void iota(segmented_iterator<T, false> first, segmented_iterator<T, false> last, std::type_identity_t<T> value) {
+  auto [v, begin, count] = detail::unpack_range("iota", first, last);
+  if (count == 0) return;
+  detail::range_ref<T> range(*v, begin, count);
+  std::size_t offset = 0;
+  detail::for_each_piece(range, [&](const detail::piece_context& ctx) {
+    detail::iota_functor<T> f{range.data(ctx.index), value, offset};
+    detail::check_cub(detail::with_count(ctx.count, [&](auto n) { return cub::DeviceFor::Bulk(n, f, ctx.stream); }),
+                      "cub::DeviceFor::Bulk", std::source_location::current());
+    offset += ctx.count;
+  });
+}
+
+template <class T>
+void iota(distributed_vector<T>& v, std::type_identity_t<T> value) {
+  iota(v.begin(), v.end(), value);
+}
+
+}  // namespace multigpu

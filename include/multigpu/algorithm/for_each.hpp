@@ -1,0 +1,30 @@
+#pragma once
+// for_each: f(T&) on every element, one grid per segment; nothing waits.
+
+#include <multigpu/algorithm/detail/cub_call.hpp>
+#include <multigpu/algorithm/detail/merge.hpp>
+#include <multigpu/algorithm/detail/pieces.hpp>
+
+#include <cub/device/device_for.cuh>
+
+namespace multigpu {
+
+template <class T, class F>
+void for_each(segmented_iterator<T, false> first, segmented_iterator<T, false> last, F f) {
+  auto [v, begin, count] = detail::unpack_range("for_each", first, last);
+  if (count == 0) return;
+  detail::range_ref<T> range(*v, begin, count);
+  detail::for_each_piece(range, [&](const detail::piece_context& ctx) {
+    T* data = range.data(ctx.index);
+    detail::check_cub(
+        detail::with_count(ctx.count, [&](auto n) { return cub::DeviceFor::ForEachN(data, n, f, ctx.stream); }),
+        "cub::DeviceFor::ForEachN", std::source_location::current());
+  });
+}
+
+template <class T, class F>
+void for_each(distributed_vector<T>& v, F f) {
+  for_each(v.begin(), v.end(), f);
+}
+
+}  // namespace multigpu

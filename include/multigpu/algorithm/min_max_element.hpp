@@ -1,0 +1,95 @@
+#pragma once
+// min_element and max_element: iterators to the first minimum / maximum in global order.
+// Each element is paired with its global index and the pairs are reduced with an operator
+// that prefers the smaller value and, between equivalent values, the smaller index: that
+// operator is commutative, so CUB's fastest reduction applies.
+
+#include <multigpu/algorithm/detail/merge.hpp>
+
+#include <cuda/std/functional>
+#include <thrust/iterator/counting_iterator.h>
+
+namespace multigpu {
+namespace detail {
+
+template <class T>
+struct indexed {
+  std::size_t index;
+  T value;
+};
+
+template <class T>
+struct index_and_value {
+  const T* data;
+  std::size_t offset;  // global index of data[0]
+  __host__ __device__ indexed<T> operator()(std::size_t i) const { return {offset + i, data[i]}; }
+};
+
+/// The better of two indexed values: `better(x, y)` says x beats y; ties go to the
+/// smaller index.
+template <class T, class Better>
+struct first_best {
+  Better better;
+  __host__ __device__ indexed<T> operator()(const indexed<T>& a, const indexed<T>& b) const {
+    if (better(a.value, b.value)) return a;
+    if (better(b.value, a.value)) return b;
+    return a.index <= b.index ? a : b;
+  }
+};
+
+template <class T>
+struct greater_than {
+  template <class Compare>
+  struct by {
+    Compare compare;
+    __host__ __device__ bool operator()(const T& a, const T& b) const { return compare(b, a); }
+  };
+};
+
+template <class I, class Better>
+I best_element(const char* algorithm, I first, I last, Better better) {
+  using T = typename I::value_type;
+  using op_t = commutative_op<first_best<T, Better>>;
+  using traits = partial_traits<indexed<T>, op_t>;
+  using P = typename traits::partial;
+  auto [v, begin, count] = unpack_range(algorithm, first, last);
+  if (count == 0) return last;
+  range_ref<T> range(*v, begin, count);
+  const auto pop = traits::lift(op_t{first_best<T, Better>{better}});
+  indexed<T> none{};
+  indexed<T> best =
+      reduce_pieces<indexed<T>, P>(range, pop, none, [&](const piece_context& ctx, P* out, bool) {
+        const auto& piece = range.pieces[ctx.index];
+        index_and_value<T> pair{range.data(ctx.index),
+                                range.vector->layout().segment_offset(piece.slot) + piece.local_offset};
+        reduce_one_piece<traits>(ctx, thrust::counting_iterator<std::size_t>(0), pair, pop, traits::empty(), out);
+      }).get();
+  return first + static_cast<typename I::difference_type>(best.index - begin);
+}
+
+}  // namespace detail
+
+/// The first element no other element is less than (by `less`), or last when empty.
+template <segmented_iterator_type I, class Less = cuda::std::less<>>
+I min_element(I first, I last, Less less = {}) {
+  return detail::best_element("min_element", first, last, less);
+}
+
+/// The first element no other element is greater than, or last when empty.
+template <segmented_iterator_type I, class Less = cuda::std::less<>>
+I max_element(I first, I last, Less less = {}) {
+  using by = typename detail::greater_than<typename I::value_type>::template by<Less>;
+  return detail::best_element("max_element", first, last, by{less});
+}
+
+template <class T, class Less = cuda::std::less<>>
+auto min_element(const distributed_vector<T>& v, Less less = {}) {
+  return min_element(v.begin(), v.end(), less);
+}
+
+template <class T, class Less = cuda::std::less<>>
+auto max_element(const distributed_vector<T>& v, Less less = {}) {
+  return max_element(v.begin(), v.end(), less);
+}
+
+}  // namespace multigpu

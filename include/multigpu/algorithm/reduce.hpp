@@ -1,0 +1,60 @@
+#pragma once
+// reduce and reduce_async: each segment is reduced on its own device (CUB, temporary
+// storage from the slot's pool) and the partials are folded in segment order. The operator
+// must be associative; it need not be commutative: operators not known to be commutative
+// keep element order (see detail/ordered_reduce.hpp), and multigpu::commutative(op) lets a
+// user declare otherwise. Device operators must be callable on the host's view of their
+// type too: write them as functors or __host__ __device__ lambdas.
+
+#include <multigpu/algorithm/detail/merge.hpp>
+
+#include <cuda/std/functional>
+
+#include <type_traits>
+
+namespace multigpu {
+
+/// Starts init op x[first] op ... op x[last-1]; get() on the result waits for it.
+template <segmented_iterator_type I, class Op = cuda::std::plus<>>
+future<typename I::value_type> reduce_async(I first, I last, std::type_identity_t<typename I::value_type> init,
+                                            Op op = {}) {
+  using T = typename I::value_type;
+  using traits = detail::partial_traits<T, Op>;
+  using P = typename traits::partial;
+  auto [v, begin, count] = detail::unpack_range("reduce", first, last);
+  if (count == 0) return future<T>(init);
+  detail::range_ref<T> range(*v, begin, count);
+  const auto pop = traits::lift(op);
+  return detail::reduce_pieces<T, P>(range, pop, init, [&](const detail::piece_context& ctx, P* out, bool first_piece) {
+    detail::reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), detail::identity_transform{},
+                                     pop, first_piece ? traits::wrap(init) : traits::empty(), out);
+  });
+}
+
+template <class T, class Op = cuda::std::plus<>>
+future<T> reduce_async(const distributed_vector<T>& v, std::type_identity_t<T> init, Op op = {}) {
+  return reduce_async(v.begin(), v.end(), init, op);
+}
+
+template <class T>
+future<T> reduce_async(const distributed_vector<T>& v) {
+  return reduce_async(v.begin(), v.end(), T{}, cuda::std::plus<>{});
+}
+
+template <segmented_iterator_type I, class Op = cuda::std::plus<>>
+typename I::value_type reduce(I first, I last, std::type_identity_t<typename I::value_type> init, Op op = {}) {
+  return reduce_async(first, last, init, op).get();
+}
+
+/// T{} + every element.
+template <class T>
+T reduce(const distributed_vector<T>& v) {
+  return reduce_async(v).get();
+}
+
+template <class T, class Op = cuda::std::plus<>>
+T reduce(const distributed_vector<T>& v, std::type_identity_t<T> init, Op op = {}) {
+  return reduce_async(v, init, op).get();
+}
+
+}  // namespace multigpu

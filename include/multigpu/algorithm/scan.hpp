@@ -1,0 +1,108 @@
+#pragma once
+// inclusive_scan and exclusive_scan: reduce-then-scan across devices. Every device but the
+// last reduces its piece (all at once); the partials meet (see detail/merge.hpp); each
+// device folds the partials before it into a carry in its own memory and runs one CUB scan
+// that reads the carry at run time: through cub::FutureValue for exclusive scans, and for
+// inclusive scans through an input iterator that folds the carry into the piece's first
+// element. No host synchronisation, 3 passes over the data per device (2 on the first).
+// Scan operators must be associative; they need not be commutative. In place is allowed.
+
+#include <multigpu/algorithm/detail/merge.hpp>
+
+#include <cub/device/device_scan.cuh>
+#include <cuda/std/functional>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <type_traits>
+
+namespace multigpu {
+namespace detail {
+
+/// Element i of a piece with the carry folded into element 0.
+template <class T, class Op>
+struct carry_in {
+  const T* data;
+  const T* carry;
+  Op op;
+  __host__ __device__ T operator()(std::size_t i) const {
+    return i == 0 ? static_cast<T>(op(*carry, data[0])) : data[i];
+  }
+};
+
+template <bool Exclusive, class In, class Out, class Op>
+void scan_range(const char* algorithm, In first, In last, Out out, Op op, const typename In::value_type* init) {
+  using T = typename In::value_type;
+  using traits = partial_traits<T, Op>;
+  using P = typename traits::partial;
+  auto [v, begin, count] = unpack_range(algorithm, first, last);
+  if (count == 0) return;
+  auto& out_vector = *out.container();
+  expect_same_length(algorithm, count, std::min(count, out_vector.size() - std::min(out.index(), out_vector.size())));
+  range_ref<T> range(*v, begin, count);
+  aligned_output<T> result(range, out_vector, out.index());
+  const auto pop = traits::lift(op);
+
+  auto reduce_piece = [&](const piece_context& ctx, P* partial, bool first_piece) {
+    P start = (Exclusive && first_piece) ? traits::wrap(*init) : traits::empty();
+    reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), identity_transform{}, pop, start,
+                             partial);
+  };
+  auto scan_piece = [&](const piece_context& ctx, const T* carry) {
+    const T* in = range.data(ctx.index);
+    T* o = result.data(ctx.index);
+    if constexpr (Exclusive) {
+      cub_call(*ctx.pool, ctx.stream, "cub::DeviceScan::ExclusiveScan", [&](void* temp, std::size_t& bytes) {
+        return with_count(ctx.count, [&](auto n) {
+          if (carry)
+            return cub::DeviceScan::ExclusiveScan(temp, bytes, in, o, op, cub::FutureValue<T, const T*>(carry), n, ctx.stream);
+          return cub::DeviceScan::ExclusiveScan(temp, bytes, in, o, op, *init, n, ctx.stream);
+        });
+      });
+    } else {
+      cub_call(*ctx.pool, ctx.stream, "cub::DeviceScan::InclusiveScan", [&](void* temp, std::size_t& bytes) {
+        return with_count(ctx.count, [&](auto n) {
+          if (carry) {
+            auto folded = thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0),
+                                                          carry_in<T, Op>{in, carry, op});
+            return cub::DeviceScan::InclusiveScan(temp, bytes, folded, o, op, n, ctx.stream);
+          }
+          return cub::DeviceScan::InclusiveScan(temp, bytes, in, o, op, n, ctx.stream);
+        });
+      });
+    }
+  };
+  scan_pieces<T, P>(range, pop, reduce_piece, scan_piece);
+  result.commit();
+}
+
+}  // namespace detail
+
+/// out[i] = x[0] op ... op x[i].
+template <segmented_iterator_type In, class T, class Op = cuda::std::plus<>>
+  requires std::same_as<typename In::value_type, T>
+void inclusive_scan(In first, In last, segmented_iterator<T, false> out, Op op = {}) {
+  detail::scan_range<false>("inclusive_scan", first, last, out, op, static_cast<const T*>(nullptr));
+}
+
+/// out[i] = init op x[0] op ... op x[i-1].
+template <segmented_iterator_type In, class T, class Op = cuda::std::plus<>>
+  requires std::same_as<typename In::value_type, T>
+void exclusive_scan(In first, In last, segmented_iterator<T, false> out, std::type_identity_t<T> init, Op op = {}) {
+  detail::scan_range<true>("exclusive_scan", first, last, out, op, &init);
+}
+
+template <class T, class Op = cuda::std::plus<>>
+void inclusive_scan(const distributed_vector<T>& in, distributed_vector<T>& out, Op op = {}) {
+  detail::expect_same_length("inclusive_scan", in.size(), out.size());
+  inclusive_scan(in.begin(), in.end(), out.begin(), op);
+}
+
+template <class T, class Op = cuda::std::plus<>>
+void exclusive_scan(const distributed_vector<T>& in, distributed_vector<T>& out, std::type_identity_t<T> init,
+                    Op op = {}) {
+  detail::expect_same_length("exclusive_scan", in.size(), out.size());
+  exclusive_scan(in.begin(), in.end(), out.begin(), init, op);
+}
+
+}  // namespace multigpu

@@ -1,0 +1,76 @@
+#pragma once
+// transform: out[i] = f(in[i]) or f(a[i], b[i]), one grid per segment through
+// cub::DeviceTransform (what thrust::transform uses). Operands that do not line up with
+// the first input are redistributed first (slower); aligned ones cost nothing extra.
+
+#include <multigpu/algorithm/detail/cub_call.hpp>
+#include <multigpu/algorithm/detail/merge.hpp>
+#include <multigpu/algorithm/detail/pieces.hpp>
+
+#include <cub/device/device_transform.cuh>
+#include <cuda/std/tuple>
+
+namespace multigpu {
+
+/// out[i] = f(first[i]) for i in [0, last - first).
+template <segmented_iterator_type In, class U, class F>
+void transform(In first, In last, segmented_iterator<U, false> out, F f) {
+  using T = typename In::value_type;
+  auto [v, begin, count] = detail::unpack_range("transform", first, last);
+  if (count == 0) return;
+  auto& out_vector = *out.container();
+  detail::expect_same_length("transform", count,
+                             out.index() <= out_vector.size() ? std::min(count, out_vector.size() - out.index()) : 0);
+  detail::range_ref<T> range(*v, begin, count);
+  detail::aligned_output<U> result(range, out_vector, out.index());
+  detail::for_each_piece(range, [&](const detail::piece_context& ctx) {
+    const T* in = range.data(ctx.index);
+    U* o = result.data(ctx.index);
+    detail::check_cub(detail::with_count(ctx.count, [&](auto n) {
+                        return cub::DeviceTransform::Transform(in, o, n, f, ctx.stream);
+                      }),
+                      "cub::DeviceTransform::Transform", std::source_location::current());
+  });
+  result.commit();
+}
+
+/// out[i] = f(first1[i], first2[i]) for i in [0, last1 - first1).
+template <segmented_iterator_type In1, segmented_iterator_type In2, class U, class F>
+void transform(In1 first1, In1 last1, In2 first2, segmented_iterator<U, false> out, F f) {
+  using A = typename In1::value_type;
+  using B = typename In2::value_type;
+  auto [v, begin, count] = detail::unpack_range("transform", first1, last1);
+  if (count == 0) return;
+  auto& b_vector = *first2.container();
+  auto& out_vector = *out.container();
+  detail::expect_same_length("transform", count, std::min(count, b_vector.size() - std::min(first2.index(), b_vector.size())));
+  detail::expect_same_length("transform", count, std::min(count, out_vector.size() - std::min(out.index(), out_vector.size())));
+  detail::range_ref<A> range(*v, begin, count);
+  detail::aligned_input<B> second(range, b_vector, first2.index());
+  detail::aligned_output<U> result(range, out_vector, out.index());
+  detail::for_each_piece(range, [&](const detail::piece_context& ctx) {
+    const A* a = range.data(ctx.index);
+    const B* b = second.data(ctx.index);
+    U* o = result.data(ctx.index);
+    detail::check_cub(detail::with_count(ctx.count, [&](auto n) {
+                        return cub::DeviceTransform::Transform(cuda::std::make_tuple(a, b), o, n, f, ctx.stream);
+                      }),
+                      "cub::DeviceTransform::Transform", std::source_location::current());
+  });
+  result.commit();
+}
+
+template <class T, class U, class F>
+void transform(const distributed_vector<T>& in, distributed_vector<U>& out, F f) {
+  detail::expect_same_length("transform", in.size(), out.size());
+  transform(in.begin(), in.end(), out.begin(), f);
+}
+
+template <class A, class B, class U, class F>
+void transform(const distributed_vector<A>& a, const distributed_vector<B>& b, distributed_vector<U>& out, F f) {
+  detail::expect_same_length("transform", a.size(), b.size());
+  detail::expect_same_length("transform", a.size(), out.size());
+  transform(a.begin(), a.end(), b.begin(), out.begin(), f);
+}
+
+}  // namespace multigpu

@@ -1,0 +1,81 @@
+#pragma once
+// transform_reduce (unary and binary) and dot: the transform is fused into the reduction's
+// loads, one pass over the data per device; partials merge as for reduce.
+
+#include <multigpu/algorithm/detail/functors.hpp>
+#include <multigpu/algorithm/detail/merge.hpp>
+
+#include <cuda/std/functional>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <type_traits>
+
+namespace multigpu {
+
+/// init R t(x[first]) R ... R t(x[last-1]).
+template <segmented_iterator_type I, class U, class R, class F>
+future<U> transform_reduce_async(I first, I last, U init, R reduce_op, F transform_op) {
+  using T = typename I::value_type;
+  using traits = detail::partial_traits<U, R>;
+  using P = typename traits::partial;
+  auto [v, begin, count] = detail::unpack_range("transform_reduce", first, last);
+  if (count == 0) return future<U>(init);
+  detail::range_ref<T> range(*v, begin, count);
+  const auto pop = traits::lift(reduce_op);
+  return detail::reduce_pieces<U, P>(range, pop, init, [&](const detail::piece_context& ctx, P* out, bool first_piece) {
+    detail::reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), transform_op, pop,
+                                     first_piece ? traits::wrap(init) : traits::empty(), out);
+  });
+}
+
+/// init R c(a[0], b[0]) R ... : the second range starts at first2 and has the same length.
+template <segmented_iterator_type I1, segmented_iterator_type I2, class U, class R, class C>
+future<U> transform_reduce_async(I1 first1, I1 last1, I2 first2, U init, R reduce_op, C combine_op) {
+  using A = typename I1::value_type;
+  using B = typename I2::value_type;
+  using traits = detail::partial_traits<U, R>;
+  using P = typename traits::partial;
+  auto [v, begin, count] = detail::unpack_range("transform_reduce", first1, last1);
+  if (count == 0) return future<U>(init);
+  const auto& b_vector = *first2.container();
+  detail::expect_same_length("transform_reduce", count,
+                             std::min(count, b_vector.size() - std::min(first2.index(), b_vector.size())));
+  detail::range_ref<A> range(*v, begin, count);
+  detail::aligned_input<B> second(range, b_vector, first2.index());
+  const auto pop = traits::lift(reduce_op);
+  return detail::reduce_pieces<U, P>(range, pop, init, [&](const detail::piece_context& ctx, P* out, bool first_piece) {
+    detail::zip_apply<A, B, C> zip{range.data(ctx.index), second.data(ctx.index), combine_op};
+    detail::reduce_one_piece<traits>(ctx, thrust::counting_iterator<std::size_t>(0), zip, pop,
+                                     first_piece ? traits::wrap(init) : traits::empty(), out);
+  });
+}
+
+template <class T, class U, class R, class F>
+U transform_reduce(const distributed_vector<T>& v, U init, R reduce_op, F transform_op) {
+  return transform_reduce_async(v.begin(), v.end(), init, reduce_op, transform_op).get();
+}
+
+template <class A, class B, class U, class R, class C>
+U transform_reduce(const distributed_vector<A>& a, const distributed_vector<B>& b, U init, R reduce_op, C combine_op) {
+  detail::expect_same_length("transform_reduce", a.size(), b.size());
+  return transform_reduce_async(a.begin(), a.end(), b.begin(), init, reduce_op, combine_op).get();
+}
+
+template <segmented_iterator_type I, class U, class R, class F>
+U transform_reduce(I first, I last, U init, R reduce_op, F transform_op) {
+  return transform_reduce_async(first, last, init, reduce_op, transform_op).get();
+}
+
+template <segmented_iterator_type I1, segmented_iterator_type I2, class U, class R, class C>
+U transform_reduce(I1 first1, I1 last1, I2 first2, U init, R reduce_op, C combine_op) {
+  return transform_reduce_async(first1, last1, first2, init, reduce_op, combine_op).get();
+}
+
+/// Sum of a[i] * b[i], starting from T{}.
+template <class T>
+T dot(const distributed_vector<T>& a, const distributed_vector<T>& b) {
+  return transform_reduce(a, b, T{}, cuda::std::plus<>{}, cuda::std::multiplies<>{});
+}
+
+}  // namespace multigpu

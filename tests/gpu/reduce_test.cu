@@ -1,0 +1,171 @@
+// reduce, reduce_async, transform_reduce, dot, count and count_if against std:: on the
+// gathered data, with floating-point tolerances derived from n.
+#include <multigpu/multigpu.hpp>
+
+#include "support.hpp"
+
+#include <numeric>
+
+namespace {
+
+using namespace test;
+
+template <class T>
+class Reduce : public ::testing::Test {};
+TYPED_TEST_SUITE(Reduce, element_types);
+
+/// The reduction in a wider type for floating point (the reference should not be the
+/// inaccurate one), and the sum of magnitudes for the error bound.
+template <class T>
+std::pair<T, double> reference_sum(const std::vector<T>& x, T init) {
+  double scale = magnitude(init);
+  for (const T& v : x) scale += magnitude(v);
+  if constexpr (std::is_same_v<T, vec3>) {
+    long double sx = init.x, sy = init.y, sz = init.z;
+    for (const auto& v : x) sx += v.x, sy += v.y, sz += v.z;
+    return {vec3{double(sx), double(sy), double(sz)}, scale};
+  } else if constexpr (std::is_floating_point_v<T>) {
+    long double s = init;
+    for (const auto& v : x) s += v;
+    return {static_cast<T>(s), scale};
+  } else {
+    return {std::reduce(x.begin(), x.end(), init), scale};
+  }
+}
+
+/// A reduction through an extended lambda (defined outside the test body: nvcc does not
+/// allow extended lambdas in gtest's private TestBody).
+template <class T>
+T reduce_with_lambda(const mg::distributed_vector<T>& v, T init) {
+  return mg::reduce(v, init, [] __host__ __device__(T a, T b) { return a + b; });
+}
+
+template <class T>
+struct positive {
+  __host__ __device__ bool operator()(const T& x) const { return x > T(0); }
+};
+
+template <class T>
+struct square {
+  __host__ __device__ T operator()(const T& x) const { return x * x; }
+};
+
+TYPED_TEST(Reduce, SumsMatchTheReference) {
+  using T = TypeParam;
+  for (const auto& s : shapes())
+    for (std::size_t n : sizes(s.group.size())) {
+      SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
+      auto host = random_vector<T>(n);
+      mg::distributed_vector<T> v(host, s.group);
+      const T init = random_value<T>();
+      auto [want, scale] = reference_sum(host, init);
+      EXPECT_TRUE(near(mg::reduce(v, init), want, tolerance<T>(n, scale)));
+      auto [want0, scale0] = reference_sum(host, T{});
+      EXPECT_TRUE(near(mg::reduce(v), want0, tolerance<T>(n, scale0)));
+      // A user operator the library does not know takes the order-keeping path.
+      if constexpr (std::is_same_v<T, vec3>)
+        EXPECT_TRUE(near(mg::reduce(v, init, vec3_plus{}), want, tolerance<T>(n, scale)));
+      else
+        EXPECT_TRUE(near(reduce_with_lambda(v, init), want, tolerance<T>(n, scale)));
+      auto pending = mg::reduce_async(v, init);
+      EXPECT_TRUE(pending.valid());
+      EXPECT_TRUE(near(pending.get(), want, tolerance<T>(n, scale)));
+      EXPECT_FALSE(pending.valid());
+    }
+}
+
+TYPED_TEST(Reduce, SubrangesReduceOnlyTheirElements) {
+  using T = TypeParam;
+  for (const auto& s : shapes()) {
+    SCOPED_TRACE(s.name);
+    const std::size_t n = 1000003;
+    auto host = random_vector<T>(n);
+    mg::distributed_vector<T> v(host, s.group);
+    for (auto [first, last] : {std::pair<std::size_t, std::size_t>{7, n - 3}, {0, 1}, {n / 2, n / 2}, {n - 1, n}}) {
+      std::vector<T> part(host.begin() + first, host.begin() + last);
+      auto [want, scale] = reference_sum(part, T{});
+      EXPECT_TRUE(near(mg::reduce(v.cbegin() + first, v.cbegin() + last, T{}), want, tolerance<T>(part.size(), scale)))
+          << "[" << first << ", " << last << ")";
+    }
+  }
+}
+
+TYPED_TEST(Reduce, TransformReduceDotAndCount) {
+  using T = TypeParam;
+  for (const auto& s : shapes())
+    for (std::size_t n : sizes(s.group.size())) {
+      SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
+      auto a = random_vector<T>(n), b = random_vector<T>(n);
+      mg::distributed_vector<T> da(a, s.group), db(b, s.group);
+      std::vector<T> squares(n), products(n);
+      std::transform(a.begin(), a.end(), squares.begin(), square<T>{});
+      std::transform(a.begin(), a.end(), b.begin(), products.begin(), [](const T& x, const T& y) { return x * y; });
+      auto [want_sq, scale_sq] = reference_sum(squares, T{});
+      auto [want_dot, scale_dot] = reference_sum(products, T{});
+      EXPECT_TRUE(near(mg::transform_reduce(da, T{}, cuda::std::plus<>{}, square<T>{}), want_sq, tolerance<T>(n, scale_sq)));
+      EXPECT_TRUE(near(mg::dot(da, db), want_dot, tolerance<T>(n, scale_dot)));
+      EXPECT_TRUE(near(mg::transform_reduce(da, db, T{}, cuda::std::plus<>{}, cuda::std::multiplies<>{}), want_dot,
+                       tolerance<T>(n, scale_dot)));
+      if constexpr (!std::is_same_v<T, vec3>) {
+        EXPECT_EQ(mg::count_if(da, positive<T>{}),
+                  static_cast<std::size_t>(std::count_if(a.begin(), a.end(), positive<T>{})));
+      }
+      const T probe = n > 0 ? a[n / 2] : T{};
+      if (n > 3) {
+        da[1] = probe;
+        a[1] = probe;
+      }
+      EXPECT_EQ(mg::count(da, probe), static_cast<std::size_t>(std::count(a.begin(), a.end(), probe)));
+    }
+}
+
+TYPED_TEST(Reduce, DotOfVectorsOnDifferentGroups) {
+  using T = TypeParam;
+  const std::size_t n = 1000003;
+  auto a = random_vector<T>(n), b = random_vector<T>(n);
+  std::vector<T> products(n);
+  std::transform(a.begin(), a.end(), b.begin(), products.begin(), [](const T& x, const T& y) { return x * y; });
+  auto [want, scale] = reference_sum(products, T{});
+  for (const auto& s : shapes())
+    for (const auto& t : shapes()) {
+      SCOPED_TRACE(testing::Message() << s.name << " . " << t.name);
+      mg::distributed_vector<T> da(a, s.group), db(b, t.group);
+      EXPECT_TRUE(near(mg::dot(da, db), want, tolerance<T>(n, scale)));
+    }
+}
+
+TEST(ReduceOrder, NonCommutativeOperatorsCombineInOrder) {
+  for (const auto& s : shapes())
+    for (std::size_t n : sizes(s.group.size())) {
+      SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
+      auto host = random_vector<affine>(n);
+      mg::distributed_vector<affine> v(host, s.group);
+      const affine init = random_value<affine>();
+      const affine want = std::accumulate(host.begin(), host.end(), init, compose{});
+      EXPECT_EQ(mg::reduce(v, init, compose{}), want);
+      if (n > 10) {
+        const affine part = std::accumulate(host.begin() + 3, host.end() - 4, init, compose{});
+        EXPECT_EQ(mg::reduce(v.cbegin() + 3, v.cend() - 4, init, compose{}), part);
+      }
+    }
+}
+
+TEST(ReduceOrder, CommutativeDeclarationTakesTheFastPath) {
+  const auto& g = shapes()[2].group;
+  auto host = random_vector<vec3>(1000003);
+  mg::distributed_vector<vec3> v(host, g);
+  auto [want, scale] = reference_sum(host, vec3{});
+  EXPECT_TRUE(near(mg::reduce(v, vec3{}, mg::commutative(vec3_plus{})), want, tolerance<vec3>(host.size(), scale)));
+}
+
+TEST(ReduceErrors, MismatchedLengthsAndBadRanges) {
+  const auto& g = shapes()[1].group;
+  mg::distributed_vector<double> a(10, g), b(9, g);
+  EXPECT_THROW(mg::dot(a, b), std::invalid_argument);
+  EXPECT_THROW(mg::reduce(a.cend(), a.cbegin(), 0.0), std::invalid_argument);
+  EXPECT_THROW(mg::reduce(a.cbegin(), b.cend(), 0.0), std::invalid_argument);
+  EXPECT_THROW(mg::reduce(a.cbegin(), a.cend() + 1, 0.0), std::out_of_range);
+  EXPECT_EQ(mg::reduce(a, 1.5), 1.5);
+}
+
+}  // namespace

@@ -1,0 +1,137 @@
+// inclusive_scan and exclusive_scan: whole vectors, subranges, in place, outputs on other
+// groups, non-commutative operators; floating point within tolerances derived from n.
+#include <multigpu/multigpu.hpp>
+
+#include "support.hpp"
+
+#include <numeric>
+
+namespace {
+
+using namespace test;
+
+template <class T>
+class Scan : public ::testing::Test {};
+TYPED_TEST_SUITE(Scan, element_types);
+
+/// Reference prefix sums in a wide type, with the running magnitude for the error bound.
+template <class T>
+void reference_scan(const std::vector<T>& x, bool exclusive, T init, std::vector<T>& out, std::vector<double>& scale) {
+  out.resize(x.size());
+  scale.resize(x.size());
+  long double sx = 0, sy = 0, sz = 0;
+  double m = 0;
+  auto add = [&](const T& v) {
+    m += magnitude(v);
+    if constexpr (std::is_same_v<T, vec3>)
+      sx += v.x, sy += v.y, sz += v.z;
+    else
+      sx += static_cast<long double>(v);
+  };
+  auto value = [&]() -> T {
+    if constexpr (std::is_same_v<T, vec3>)
+      return vec3{double(sx), double(sy), double(sz)};
+    else
+      return static_cast<T>(sx);
+  };
+  if (exclusive) add(init);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (exclusive) {
+      out[i] = value();
+      scale[i] = m;
+      add(x[i]);
+    } else {
+      add(x[i]);
+      out[i] = value();
+      scale[i] = m;
+    }
+  }
+}
+
+template <class T>
+::testing::AssertionResult scans_match(const std::vector<T>& got, const std::vector<T>& want,
+                                       const std::vector<double>& scale) {
+  if (got.size() != want.size()) return ::testing::AssertionFailure() << "sizes differ";
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    auto r = near(got[i], want[i], tolerance<T>(got.size(), scale[i]));
+    if (!r) return r << " at element " << i << " of " << got.size();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TYPED_TEST(Scan, InclusiveAndExclusiveMatchTheReference) {
+  using T = TypeParam;
+  for (const auto& s : shapes())
+    for (std::size_t n : sizes(s.group.size())) {
+      SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
+      auto host = random_vector<T>(n);
+      mg::distributed_vector<T> in(host, s.group), out(n, s.group);
+      std::vector<T> want;
+      std::vector<double> scale;
+      mg::inclusive_scan(in, out);
+      reference_scan(host, false, T{}, want, scale);
+      EXPECT_TRUE(scans_match(mg::to_vector(out), want, scale));
+      const T init = random_value<T>();
+      mg::exclusive_scan(in, out, init);
+      reference_scan(host, true, init, want, scale);
+      EXPECT_TRUE(scans_match(mg::to_vector(out), want, scale));
+      // In place.
+      mg::inclusive_scan(in, in);
+      reference_scan(host, false, T{}, want, scale);
+      EXPECT_TRUE(scans_match(mg::to_vector(in), want, scale));
+    }
+}
+
+TYPED_TEST(Scan, SubrangesAndOutputsOnOtherGroups) {
+  using T = TypeParam;
+  const std::size_t n = 1000003;
+  auto host = random_vector<T>(n);
+  for (const auto& s : shapes())
+    for (const auto& t : shapes()) {
+      SCOPED_TRACE(testing::Message() << s.name << " -> " << t.name);
+      mg::distributed_vector<T> in(host, s.group), out(n, t.group);
+      std::vector<T> part(host.begin() + 7, host.end() - 3), want;
+      std::vector<double> scale;
+      mg::inclusive_scan(in.cbegin() + 7, in.cend() - 3, out.begin() + 1);
+      reference_scan(part, false, T{}, want, scale);
+      auto got = mg::to_vector(out);
+      EXPECT_TRUE(scans_match(std::vector<T>(got.begin() + 1, got.begin() + 1 + part.size()), want, scale));
+      const T init = random_value<T>();
+      mg::exclusive_scan(in.cbegin() + 7, in.cend() - 3, out.begin() + 3, init);
+      reference_scan(part, true, init, want, scale);
+      got = mg::to_vector(out);
+      EXPECT_TRUE(scans_match(std::vector<T>(got.begin() + 3, got.begin() + 3 + part.size()), want, scale));
+    }
+}
+
+TEST(ScanOrder, NonCommutativeOperatorsScanInOrder) {
+  for (const auto& s : shapes())
+    for (std::size_t n : sizes(s.group.size())) {
+      SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
+      auto host = random_vector<affine>(n);
+      mg::distributed_vector<affine> in(host, s.group), out(n, s.group);
+      std::vector<affine> want(n);
+      mg::inclusive_scan(in, out, compose{});
+      std::inclusive_scan(host.begin(), host.end(), want.begin(), compose{});
+      EXPECT_TRUE(same_elements(mg::to_vector(out), want));
+      const affine init = random_value<affine>();
+      mg::exclusive_scan(in, out, init, compose{});
+      std::exclusive_scan(host.begin(), host.end(), want.begin(), init, compose{});
+      EXPECT_TRUE(same_elements(mg::to_vector(out), want));
+      mg::exclusive_scan(in, in, init, compose{});  // in place
+      EXPECT_TRUE(same_elements(mg::to_vector(in), want));
+    }
+}
+
+TEST(ScanErrors, MismatchedLengthsThrow) {
+  const auto& g = shapes()[1].group;
+  mg::distributed_vector<int> a(10, g), b(7, g);
+  EXPECT_THROW(mg::inclusive_scan(a, b), std::invalid_argument);
+  EXPECT_THROW(mg::exclusive_scan(a, b, 0), std::invalid_argument);
+  EXPECT_THROW(mg::inclusive_scan(a.cbegin(), a.cend(), b.begin()), std::invalid_argument);
+  mg::fill(a, 1);
+  mg::inclusive_scan(a, a);
+  EXPECT_EQ(a[9], 10);
+}
+
+}  // namespace

@@ -1,0 +1,175 @@
+#pragma once
+// Shared fixtures of the GPU tests: group shapes, awkward sizes, element types with random
+// data, and comparisons with tolerances derived from n for floating point.
+
+#include <multigpu/runtime/device_group.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace test {
+
+namespace mg = multigpu;
+
+/// A 24-byte user type with its own operators.
+struct vec3 {
+  double x, y, z;
+  __host__ __device__ friend vec3 operator+(const vec3& a, const vec3& b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
+  __host__ __device__ friend vec3 operator*(const vec3& a, const vec3& b) { return {a.x * b.x, a.y * b.y, a.z * b.z}; }
+  __host__ __device__ friend bool operator==(const vec3& a, const vec3& b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
+  __host__ __device__ friend bool operator<(const vec3& a, const vec3& b) {
+    return a.x < b.x || (a.x == b.x && (a.y < b.y || (a.y == b.y && a.z < b.z)));
+  }
+};
+inline std::ostream& operator<<(std::ostream& out, const vec3& v) {
+  return out << "(" << v.x << ", " << v.y << ", " << v.z << ")";
+}
+
+/// A user operator on vec3 (component-wise sum): not known to the library.
+struct vec3_plus {
+  __host__ __device__ vec3 operator()(const vec3& a, const vec3& b) const { return a + b; }
+};
+
+/// x -> a x + b modulo a prime, composed left to right: associative, not commutative.
+struct affine {
+  std::uint64_t a, b;
+  __host__ __device__ friend bool operator==(const affine& l, const affine& r) { return l.a == r.a && l.b == r.b; }
+};
+inline std::ostream& operator<<(std::ostream& out, const affine& f) { return out << "[" << f.a << "x+" << f.b << "]"; }
+inline constexpr std::uint64_t affine_prime = 2147483647ull;
+struct compose {
+  // (f then g)(x) = g.a (f.a x + f.b) + g.b
+  __host__ __device__ affine operator()(const affine& f, const affine& g) const {
+    return {(f.a * g.a) % affine_prime, (f.b * g.a + g.b) % affine_prime};
+  }
+};
+
+/// A named group shape. Built once per test binary: set-up is not what is under test.
+struct shape {
+  std::string name;
+  mg::device_group group;
+};
+
+inline const std::vector<shape>& shapes() {
+  static const std::vector<shape> all = [] {
+    std::vector<shape> s;
+    s.push_back({"{0}", mg::device_group({0})});
+    s.push_back({"{0,0,0}", mg::device_group({0, 0, 0})});
+    s.push_back({"{0 x7}", mg::device_group({0, 0, 0, 0, 0, 0, 0})});
+    s.push_back({"{0,0,0} host staged", mg::device_group({0, 0, 0}, {mg::peer_policy::host_staged})});
+    if (mg::visible_device_count() > 1) {
+      s.push_back({"all devices", mg::device_group::all()});
+      s.push_back({"all devices host staged", mg::device_group::all({mg::peer_policy::host_staged})});
+      std::vector<int> twice;
+      for (int d = 0; d < mg::visible_device_count(); ++d) twice.insert(twice.end(), {d, d});
+      s.push_back({"every device twice", mg::device_group(twice)});
+    }
+    return s;
+  }();
+  return all;
+}
+
+/// 0, 1, 2, k-1, k+1, a prime near a million, and 2^24 + 5.
+inline std::vector<std::size_t> sizes(std::size_t k, bool large = true) {
+  std::vector<std::size_t> n{0, 1, 2, k - 1, k + 1, 1000003};
+  if (large) n.push_back((std::size_t{1} << 24) + 5);
+  return n;
+}
+
+inline std::mt19937_64& rng() {
+  static std::mt19937_64 engine(20261202);
+  return engine;
+}
+
+template <class T>
+T random_value() {
+  if constexpr (std::is_same_v<T, vec3>) {
+    std::uniform_real_distribution<double> d(-1, 1);
+    return {d(rng()), d(rng()), d(rng())};
+  } else if constexpr (std::is_same_v<T, affine>) {
+    std::uniform_int_distribution<std::uint64_t> d(1, affine_prime - 1);
+    return {d(rng()), d(rng())};
+  } else if constexpr (std::is_floating_point_v<T>) {
+    std::uniform_real_distribution<double> d(-1, 1);
+    return static_cast<T>(d(rng()));
+  } else {
+    std::uniform_int_distribution<long long> d(-100, 100);
+    return static_cast<T>(d(rng()));
+  }
+}
+
+template <class T>
+std::vector<T> random_vector(std::size_t n) {
+  std::vector<T> v(n);
+  for (auto& x : v) x = random_value<T>();
+  return v;
+}
+
+/// |x| summed, for error bounds.
+template <class T>
+double magnitude(const T& x) {
+  if constexpr (std::is_same_v<T, vec3>)
+    return std::abs(x.x) + std::abs(x.y) + std::abs(x.z);
+  else
+    return std::abs(static_cast<double>(x));
+}
+
+template <class T>
+constexpr double epsilon() {
+  if constexpr (std::is_same_v<T, vec3>)
+    return std::numeric_limits<double>::epsilon();
+  else if constexpr (std::is_floating_point_v<T>)
+    return std::numeric_limits<T>::epsilon();
+  else
+    return 0;
+}
+
+/// Tolerance for a sum of n terms whose magnitudes add up to `scale`, computed in any
+/// order: blocked and tree orders stay within about (items per thread + tiles + log n)
+/// roundings; we allow sqrt(n) + 64 of them.
+template <class T>
+double tolerance(std::size_t n, double scale) {
+  return epsilon<T>() * (std::sqrt(static_cast<double>(n)) * 4 + 64) * scale;
+}
+
+template <class T>
+::testing::AssertionResult near(const T& got, const T& want, double tol) {
+  auto close = [&](double g, double w) { return std::abs(g - w) <= tol; };
+  bool ok;
+  if constexpr (std::is_same_v<T, vec3>)
+    ok = close(got.x, want.x) && close(got.y, want.y) && close(got.z, want.z);
+  else if constexpr (std::is_floating_point_v<T>)
+    ok = close(got, want);
+  else
+    ok = got == want;
+  if (ok) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "got " << got << ", expected " << want << " (tolerance " << tol << ")";
+}
+
+/// Element-wise equality of two host vectors, reporting the first few differences.
+template <class T>
+::testing::AssertionResult same_elements(const std::vector<T>& got, const std::vector<T>& want) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << "sizes differ: " << got.size() << " against " << want.size();
+  std::size_t bad = 0;
+  auto failure = ::testing::AssertionFailure();
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (!(got[i] == want[i])) {
+      if (bad < 5) failure << "element " << i << ": got " << got[i] << ", expected " << want[i] << "\n";
+      ++bad;
+    }
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return failure << bad << " of " << got.size() << " elements differ";
+}
+
+using element_types = ::testing::Types<int, long long, float, double, vec3>;
+
+}  // namespace test
