@@ -87,7 +87,7 @@ TYPED_TEST(Container, ElementAccessReadsAndWritesThrough) {
   using T = TypeParam;
   for (const auto& s : shapes()) {
     SCOPED_TRACE(s.name);
-    auto host = random_vector<T>(s.group.size() + 1);
+    auto host = random_vector<T>(s.group.size() + 5);
     mg::distributed_vector<T> v(host, s.group);
     for (std::size_t i = 0; i < host.size(); ++i) EXPECT_TRUE(same_elements(std::vector<T>{v[i]}, {host[i]}));
     const T x = random_value<T>();

@@ -54,8 +54,10 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
     if constexpr (Exclusive) {
       cub_call(*ctx.pool, ctx.stream, "cub::DeviceScan::ExclusiveScan", [&](void* temp, std::size_t& bytes) {
         return with_count(ctx.count, [&](auto n) {
+          // FutureValue<T, T*> exactly: CUB's InputValue<T> accepts only that type, and any
+          // other would convert to T on the host, reading device memory there.
           if (carry)
-            return cub::DeviceScan::ExclusiveScan(temp, bytes, in, o, op, cub::FutureValue<T, const T*>(carry), n, ctx.stream);
+            return cub::DeviceScan::ExclusiveScan(temp, bytes, in, o, op, cub::FutureValue<T>(const_cast<T*>(carry)), n, ctx.stream);
           return cub::DeviceScan::ExclusiveScan(temp, bytes, in, o, op, *init, n, ctx.stream);
         });
       });
