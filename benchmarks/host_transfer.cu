@@ -49,6 +49,28 @@ void to_devices(benchmark::State& state) {
   release_cached(g);
 }
 
+/// Pinned host memory is copied by DMA directly, with no staging.
+void to_devices_pinned(benchmark::State& state) {
+  if (skip_without_gpu(state)) return;
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const mg::device_group g = group_for(state.range(1));
+  state.SetLabel(shape_name(state.range(1)) + ", pinned source");
+  mg::pinned_buffer host(n * sizeof(float), mg::pinned_buffer::mapping::none);
+  std::memset(host.data(), 1, host.size());
+  auto* data = static_cast<const float*>(host.data());
+  {
+    mg::distributed_vector<float> v(n, g);
+    mg::copy(data, data + n, v.begin());
+    for (auto _ : state) {
+      auto t0 = clock_type::now();
+      mg::copy(data, data + n, v.begin());
+      state.SetIterationTime(seconds_since(t0));
+    }
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * n * sizeof(float)));
+  release_cached(g);
+}
+
 void construct_from_vector(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
   const auto n = static_cast<std::size_t>(state.range(0));
@@ -177,6 +199,7 @@ void transfer_sizes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(to_devices)->Apply(transfer_sizes);
+BENCHMARK(to_devices_pinned)->Apply(transfer_sizes);
 BENCHMARK(construct_from_vector)->Apply(transfer_sizes);
 BENCHMARK(to_host)->Apply(transfer_sizes);
 BENCHMARK(to_vector_gather)->Apply(transfer_sizes);

@@ -46,7 +46,7 @@ void scan_by_route(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
   const auto n = static_cast<std::size_t>(state.range(0));
   const mg::device_group g = group_for(state.range(1), with_route(state.range(2)));
-  state.SetLabel(shape_name(state.range(1)) + ", partials in " + std::string(mg::to_string(g.merge())));
+  state.SetLabel(shape_name(state.range(1)) + ", partials in " + std::string(mg::to_string(g.merge(mg::merge_kind::scan))));
   {
     mg::distributed_vector<float> x(n, 1.0f, g), y(n, g);
     for (int i = 0; i < 5; ++i) mg::inclusive_scan(x, y);

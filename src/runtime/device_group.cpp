@@ -78,7 +78,8 @@ group_state::group_state(std::vector<int> devices, group_options options)
       throw;
     }
   }
-  merge_ = choose_merge_route(options_.merge, options_.peers, slot_devices_, 0, links_);
+  reduction_merge_ = choose_merge_route(options_.merge, options_.peers, slot_devices_, 0, links_, merge_kind::reduction);
+  scan_merge_ = choose_merge_route(options_.merge, options_.peers, slot_devices_, 0, links_, merge_kind::scan);
 }
 
 void group_state::enable_peers() {
@@ -184,7 +185,8 @@ std::string group_state::describe() const {
   out << "multigpu device group: " << size() << " slot(s) on " << owned_.size()
       << " device(s); peer policy "
       << (options_.peers == peer_policy::automatic ? "automatic" : "host staged")
-      << "; partials merge through " << to_string(merge_) << "\n";
+      << "; partials of reductions meet in " << to_string(reduction_merge_) << " memory, of scans in "
+      << to_string(scan_merge_) << " memory\n";
   for (std::size_t s = 0; s < size(); ++s) {
     cudaDeviceProp prop{};
     MULTIGPU_CUDA_TRY(cudaGetDeviceProperties(&prop, device(s)));
@@ -268,7 +270,7 @@ copy_route device_group::route_between(std::size_t from, std::size_t to) const {
   (void)device(to);
   return state_->route_between(from, to);
 }
-merge_route device_group::merge() const { return state_->merge(); }
+merge_route device_group::merge(merge_kind kind) const { return state_->merge(kind); }
 device_pool& device_group::pool(std::size_t slot) const {
   (void)device(slot);
   return state_->pool(slot);

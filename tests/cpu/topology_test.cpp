@@ -75,3 +75,19 @@ TEST(MergeRoute, DeviceRouteNeedsEverySlotToReachTheRoot) {
   EXPECT_EQ(mg::choose_merge_route(merge_policy::automatic, peer_policy::host_staged, {0, 0}, 0, none),
             merge_route::host_mapped);
 }
+
+TEST(MergeRoute, AutomaticPicksTheMeasuredFasterRoutePerKind) {
+  using mg::merge_kind;
+  using mg::merge_policy;
+  using mg::merge_route;
+  peer_matrix none(2);
+  EXPECT_EQ(mg::choose_merge_route(merge_policy::automatic, peer_policy::automatic, {0, 0, 0, 0}, 0, none,
+                                   merge_kind::reduction),
+            merge_route::device);
+  EXPECT_EQ(mg::choose_merge_route(merge_policy::automatic, peer_policy::automatic, {0, 0, 0, 0}, 0, none,
+                                   merge_kind::scan),
+            merge_route::host_mapped);
+  EXPECT_EQ(mg::choose_merge_route(merge_policy::device, peer_policy::automatic, {0, 0, 0, 0}, 0, none,
+                                   merge_kind::scan),
+            merge_route::device);
+}

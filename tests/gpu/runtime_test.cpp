@@ -31,6 +31,7 @@ TEST(DeviceGroup, SlotsHaveTheirOwnStreams) {
     EXPECT_EQ(g.route_between(0, 1).kind, staged ? mg::route::host_staged : mg::route::same_device);
     EXPECT_FALSE(g.peer_enabled(0, 1));
     EXPECT_EQ(g.merge(), staged ? mg::merge_route::host_mapped : mg::merge_route::device);
+    EXPECT_EQ(g.merge(mg::merge_kind::scan), mg::merge_route::host_mapped);
   }
 }
 

@@ -46,8 +46,8 @@ class device_group {
   bool peer_enabled(std::size_t from, std::size_t to) const;
   /// The path a copy from slot `from` to slot `to` takes.
   copy_route route_between(std::size_t from, std::size_t to) const;
-  /// Where partial results of multi-slot reductions and scans meet on this group.
-  merge_route merge() const;
+  /// Where partial results of multi-slot reductions (or scans) meet on this group.
+  merge_route merge(merge_kind kind = merge_kind::reduction) const;
 
   /// The memory pool of a slot's device (shared by the slots of one device).
   device_pool& pool(std::size_t slot) const;

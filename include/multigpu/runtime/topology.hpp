@@ -71,8 +71,13 @@ enum class merge_route {
   device        ///< an array in one device's memory, written and read directly or over peers
 };
 
-/// Preference for the merge route; automatic takes the one measured faster (see merge.hpp).
+/// Preference for the merge route; automatic takes the one measured faster for each kind
+/// of operation (see choose_merge_route).
 enum class merge_policy { automatic, host_mapped, device };
+
+/// What the partials are for: one fold into a result (reductions), or carries for every
+/// slot (scans).
+enum class merge_kind { reduction, scan };
 
 std::string_view to_string(merge_route r) noexcept;
 
@@ -80,6 +85,6 @@ std::string_view to_string(merge_route r) noexcept;
 /// a usable link both ways); otherwise partials meet in mapped host memory.
 merge_route choose_merge_route(merge_policy policy, peer_policy peers,
                                const std::vector<int>& slot_devices, std::size_t root_slot,
-                               const peer_matrix& links);
+                               const peer_matrix& links, merge_kind kind = merge_kind::reduction);
 
 }  // namespace multigpu

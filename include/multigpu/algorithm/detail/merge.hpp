@@ -184,8 +184,8 @@ template <class P>
 class partial_store {
  public:
   /// Room for `count` partials for pieces on `slots` of `group`, rooted at slots[0].
-  partial_store(const device_group& group, std::vector<std::size_t> slots, std::size_t count)
-      : group_(group), slots_(std::move(slots)), route_(group.merge()) {
+  partial_store(const device_group& group, std::vector<std::size_t> slots, std::size_t count, merge_kind kind)
+      : group_(group), slots_(std::move(slots)), route_(group.merge(kind)) {
     group_state& g = group_.state();
     if (route_ == merge_route::device) {
       device_guard guard(g.device(slots_[0]));
@@ -254,7 +254,7 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
   {
     std::vector<std::size_t> slots;
     for (const auto& p : range.pieces) slots.push_back(p.slot);
-    partial_store<P> partials(group, slots, k);
+    partial_store<P> partials(group, slots, k, merge_kind::reduction);
     for_each_piece(range, [&](const piece_context& ctx) {
       partials.prepare(ctx.slot);
       reduce_piece(ctx, partials.data() + ctx.index, ctx.index == 0);
@@ -287,7 +287,7 @@ void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, 
   group_state& g = group.state();
   std::vector<std::size_t> slots;
   for (const auto& p : range.pieces) slots.push_back(p.slot);
-  partial_store<P> partials(group, slots, k - 1);
+  partial_store<P> partials(group, slots, k - 1, merge_kind::scan);
   std::vector<event_pool::handle> produced(k - 1);
   for_each_piece(range, [&](const piece_context& ctx) {
     if (ctx.index + 1 == k) return;

@@ -38,7 +38,9 @@ class group_state {
   host_stager& stager();
 
   copy_route route_between(std::size_t from, std::size_t to) const;
-  merge_route merge() const noexcept { return merge_; }
+  merge_route merge(merge_kind kind) const noexcept {
+    return kind == merge_kind::reduction ? reduction_merge_ : scan_merge_;
+  }
   void order(std::size_t producer, std::size_t consumer);
   void synchronize() const;
   std::string describe() const;
@@ -56,7 +58,8 @@ class group_state {
   std::vector<owned_device> owned_;         // one per distinct device, in first-seen order
   std::vector<std::pair<int, int>> peers_;  // pairs whose access this group holds
   peer_matrix links_;
-  merge_route merge_ = merge_route::host_mapped;
+  merge_route reduction_merge_ = merge_route::host_mapped;
+  merge_route scan_merge_ = merge_route::host_mapped;
   // Declaration order is teardown order reversed: staging blocks hold pooled events, and
   // both must go before the pools and streams.
   std::vector<multigpu::stream> streams_;
