@@ -19,6 +19,9 @@
 #include <multigpu/algorithm/min_max_element.hpp>
 #include <multigpu/algorithm/reduce.hpp>
 #include <multigpu/algorithm/scan.hpp>
+#include <multigpu/algorithm/stencil_transform.hpp>
 #include <multigpu/algorithm/transform.hpp>
 #include <multigpu/algorithm/transform_reduce.hpp>
 #include <multigpu/extension/for_each_segment.hpp>
+#include <multigpu/extension/halo.hpp>
+#include <multigpu/extension/reduce_segments.hpp>

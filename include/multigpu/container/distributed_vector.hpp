@@ -28,6 +28,15 @@
 
 namespace multigpu {
 
+/// Overlap between neighbouring segments: each segment's storage also holds `width` copies
+/// of its neighbours' boundary elements on each side (see exchange_halos). `periodic` makes
+/// the first and last segments neighbours. A halo changes no size, index or algorithm.
+struct halo {
+  std::size_t width = 0;
+  bool periodic = false;
+  friend bool operator==(const halo&, const halo&) = default;
+};
+
 template <class T>
 class distributed_vector {
   static_assert(std::is_trivially_copyable_v<T>,
@@ -52,6 +61,15 @@ class distributed_vector {
   explicit distributed_vector(size_type n, device_group group = default_group())
     requires std::default_initializable<T>
       : group_(std::move(group)) {
+    allocate(distribution::block(n, group_.size()));
+    fill_value(0, n, T{});
+  }
+
+  /// n value-initialised elements, each segment with a halo of `overlap.width` elements on
+  /// each side.
+  distributed_vector(size_type n, multigpu::halo overlap, device_group group = default_group())
+    requires std::default_initializable<T>
+      : group_(std::move(group)), halo_(overlap) {
     allocate(distribution::block(n, group_.size()));
     fill_value(0, n, T{});
   }
@@ -96,8 +114,8 @@ class distributed_vector {
   distributed_vector(It first, S last, device_group group = default_group())
       : distributed_vector(std::ranges::subrange(first, last), std::move(group)) {}
 
-  /// Deep copy on the same group, segment by segment on each slot's stream.
-  distributed_vector(const distributed_vector& other) : group_(other.group_) {
+  /// Deep copy on the same group (and halo), segment by segment on each slot's stream.
+  distributed_vector(const distributed_vector& other) : group_(other.group_), halo_(other.halo_) {
     allocate(other.layout_);
     copy_segments_from(other);
   }
@@ -105,12 +123,13 @@ class distributed_vector {
   /// Leaves `other` empty and usable, on the same group.
   distributed_vector(distributed_vector&& other) noexcept
       : group_(other.group_),
+        halo_(other.halo_),
         layout_(std::exchange(other.layout_, distribution())),
         segments_(std::exchange(other.segments_, {})) {}
 
   distributed_vector& operator=(const distributed_vector& other) {
     if (this == &other) return *this;
-    if (group_ == other.group_ && layout_ == other.layout_ && !segments_.empty()) {
+    if (group_ == other.group_ && layout_ == other.layout_ && halo_ == other.halo_ && !segments_.empty()) {
       copy_segments_from(other);  // same shape: reuse the storage
     } else {
       distributed_vector copy(other);
@@ -129,6 +148,7 @@ class distributed_vector {
 
   void swap(distributed_vector& other) noexcept {
     std::swap(group_, other.group_);
+    std::swap(halo_, other.halo_);
     std::swap(layout_, other.layout_);
     std::swap(segments_, other.segments_);
   }
@@ -140,6 +160,8 @@ class distributed_vector {
   const device_group& group() const noexcept { return group_; }
   /// Where each segment starts and ends in the global index space.
   const distribution& layout() const noexcept { return layout_; }
+  /// The halo every segment carries (width 0: none).
+  multigpu::halo halo() const noexcept { return halo_; }
   std::size_t segment_count() const { return group_.size(); }
 
   segment_view<T> segment(std::size_t slot) {
@@ -186,7 +208,7 @@ class distributed_vector {
     T value;
     device_guard guard(group_.device(slot));
     cudaStream_t s = group_.stream(slot);
-    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(&value, segments_[slot].data() + local, sizeof(T),
+    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(&value, base(slot) + local, sizeof(T),
                                       cudaMemcpyDeviceToHost, s));
     MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s));
     return value;
@@ -196,7 +218,7 @@ class distributed_vector {
     auto [slot, local] = layout_.locate(i);
     device_guard guard(group_.device(slot));
     cudaStream_t s = group_.stream(slot);
-    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(segments_[slot].data() + local, &value, sizeof(T),
+    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(base(slot) + local, &value, sizeof(T),
                                       cudaMemcpyHostToDevice, s));
     MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s));  // `value` may not outlive this call
   }
@@ -207,7 +229,7 @@ class distributed_vector {
     requires std::default_initializable<T>
   {
     if (n == size() && !segments_.empty()) return;
-    distributed_vector grown(group_, distribution::block(n, group_.size()));
+    distributed_vector grown(group_, distribution::block(n, group_.size()), halo_);
     const size_type kept = std::min(n, size());
     grown.copy_range_from(*this, 0, kept, 0);
     grown.fill_value(kept, n, T{});
@@ -234,8 +256,8 @@ class distributed_vector {
     auto to = layout_.split(dst_first, dst_first + count);
     std::vector<transfer::byte_move> moves;
     for (const transfer::move& m : transfer::plan_moves(from, to))
-      moves.push_back({m.src_slot, source.segments_[m.src_slot].data() + m.src_offset, m.dst_slot,
-                       segments_[m.dst_slot].data() + m.dst_offset, m.count * sizeof(T)});
+      moves.push_back({m.src_slot, source.base(m.src_slot) + m.src_offset, m.dst_slot,
+                       base(m.dst_slot) + m.dst_offset, m.count * sizeof(T)});
     transfer::copy_between(source.group_.state(), group_.state(), moves);
   }
 
@@ -243,7 +265,7 @@ class distributed_vector {
   void fill_value(size_type first, size_type last, const T& value) {
     for (const transfer::piece& p : layout_.split(first, last)) {
       device_guard guard(group_.device(p.slot));
-      detail::fill_bytes(segments_[p.slot].data() + p.local_offset, p.count, &value, sizeof(T),
+      detail::fill_bytes(base(p.slot) + p.local_offset, p.count, &value, sizeof(T),
                          group_.stream(p.slot));
     }
   }
@@ -251,7 +273,8 @@ class distributed_vector {
   /// An uninitialised vector with the given layout over `group` (whose size must match the
   /// layout's segment count). Algorithms use it for temporaries that line up with another
   /// range.
-  distributed_vector(device_group group, const distribution& layout) : group_(std::move(group)) {
+  distributed_vector(device_group group, const distribution& layout, multigpu::halo overlap = {})
+      : group_(std::move(group)), halo_(overlap) {
     MULTIGPU_EXPECTS(layout.segment_count() == group_.size(),
                      detail::concat("distributed_vector: a layout of ", layout.segment_count(),
                                     " segments does not fit a group of ", group_.size(), " slots"));
@@ -268,18 +291,31 @@ class distributed_vector {
   template <class U>
   segment_view<U> make_view(std::size_t slot) const {
     bool present = slot < layout_.segment_count();
-    return segment_view<U>(slot, group_.device(slot), group_.stream(slot),
-                           present ? segments_[slot].data() : nullptr,
-                           present ? layout_.segment_size(slot) : 0,
-                           present ? layout_.segment_offset(slot) : size());
+    const bool has_halo = present && layout_.segment_size(slot) > 0;
+    return segment_view<U>(slot, group_.device(slot), group_.stream(slot), present ? base(slot) : nullptr,
+                           present ? layout_.segment_size(slot) : 0, present ? layout_.segment_offset(slot) : size(),
+                           has_halo ? halo_.width : 0);
+  }
+
+  /// First own element of a segment (its storage starts `halo_.width` elements earlier).
+  T* base(std::size_t slot) const noexcept {
+    T* storage = segments_[slot].data();
+    return storage ? storage + halo_.width : nullptr;
   }
 
   void allocate(const distribution& layout) {
     std::vector<device_buffer<T>> buffers;
     buffers.reserve(layout.segment_count());
     // On failure the buffers already made are released on their streams by ~vector.
-    for (std::size_t s = 0; s < layout.segment_count(); ++s)
-      buffers.emplace_back(layout.segment_size(s), group_.pool(s), group_.stream(s));
+    for (std::size_t s = 0; s < layout.segment_count(); ++s) {
+      const std::size_t own = layout.segment_size(s);
+      buffers.emplace_back(own > 0 ? own + 2 * halo_.width : 0, group_.pool(s), group_.stream(s));
+      if (own > 0 && halo_.width > 0) {
+        // Halos hold zero bytes until exchange_halos fills them.
+        device_guard guard(group_.device(s));
+        MULTIGPU_CUDA_TRY(cudaMemsetAsync(buffers.back().data(), 0, buffers.back().size_bytes(), group_.stream(s)));
+      }
+    }
     segments_ = std::move(buffers);
     layout_ = layout;
   }
@@ -291,12 +327,13 @@ class distributed_vector {
   std::vector<transfer::device_piece> device_pieces(size_type first, size_type last) const {
     std::vector<transfer::device_piece> pieces;
     for (const transfer::piece& p : layout_.split(first, last))
-      pieces.push_back({group_.device(p.slot), group_.stream(p.slot),
-                        segments_[p.slot].data() + p.local_offset, p.count * sizeof(T)});
+      pieces.push_back({group_.device(p.slot), group_.stream(p.slot), base(p.slot) + p.local_offset,
+                        p.count * sizeof(T)});
     return pieces;
   }
 
   device_group group_;
+  multigpu::halo halo_{};
   distribution layout_;
   std::vector<device_buffer<T>> segments_;
 };

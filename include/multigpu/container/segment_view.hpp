@@ -14,8 +14,8 @@ class segment_view {
  public:
   segment_view() = default;
   segment_view(std::size_t slot, int device, cudaStream_t stream, T* data, std::size_t size,
-               std::size_t offset) noexcept
-      : slot_(slot), device_(device), stream_(stream), data_(data), size_(size), offset_(offset) {}
+               std::size_t offset, std::size_t halo = 0) noexcept
+      : slot_(slot), device_(device), stream_(stream), data_(data), size_(size), offset_(offset), halo_(halo) {}
 
   std::size_t slot() const noexcept { return slot_; }
   int device() const noexcept { return device_; }
@@ -26,6 +26,9 @@ class segment_view {
   /// Global index of data()[0].
   std::size_t offset() const noexcept { return offset_; }
   cuda::std::span<T> span() const noexcept { return {data_, size_}; }
+  /// Elements of halo on each side: data()[-halo()] .. data()[size() + halo() - 1] are valid
+  /// memory (see exchange_halos).
+  std::size_t halo() const noexcept { return halo_; }
 
  private:
   std::size_t slot_ = 0;
@@ -34,6 +37,7 @@ class segment_view {
   T* data_ = nullptr;
   std::size_t size_ = 0;
   std::size_t offset_ = 0;
+  std::size_t halo_ = 0;
 };
 
 }  // namespace multigpu

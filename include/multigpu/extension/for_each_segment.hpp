@@ -2,30 +2,68 @@
 // The public way to write a custom sharded algorithm: f(segment_view) is called on the host
 // once per non-empty segment, in slot order, with that segment's device current. Enqueue
 // kernels and copies on seg.stream() (never the legacy default stream, never a device-wide
-// synchronisation) and they stay ordered with every other operation on the vector.
+// synchronisation) and they stay ordered with every other operation on the vector. The
+// two- and three-vector forms hand f the matching segments of vectors that share a group
+// and a layout.
 
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
 
+#include <type_traits>
+
 namespace multigpu {
 
-template <class T, class F>
-void for_each_segment(distributed_vector<T>& v, F&& f) {
+template <class V>
+inline constexpr bool is_distributed_vector_v = false;
+template <class T>
+inline constexpr bool is_distributed_vector_v<distributed_vector<T>> = true;
+template <class V>
+concept distributed_vector_type = is_distributed_vector_v<std::remove_cvref_t<V>>;
+
+namespace detail {
+template <class First, class Other>
+void expect_same_layout_as(const First& first, const Other& other) {
+  MULTIGPU_EXPECTS(other.group() == first.group() && other.layout() == first.layout(),
+                   concat("for_each_segment: vectors of ", first.size(), " and ", other.size(),
+                          " elements do not share a group and layout; copy one onto the other's layout first"));
+}
+template <class First, class... Rest>
+void expect_same_layout(const First& first, const Rest&... rest) {
+  (expect_same_layout_as(first, rest), ...);
+}
+}  // namespace detail
+
+/// f(seg) for every non-empty segment of v; f(seg_a, seg_b) or f(seg_a, seg_b, seg_c) for
+/// vectors sharing a group and layout (std::invalid_argument otherwise).
+template <distributed_vector_type V, class F>
+void for_each_segment(V&& v, F&& f) {
   for (std::size_t s = 0; s < v.segment_count(); ++s) {
-    segment_view<T> seg = v.segment(s);
+    auto seg = v.segment(s);
     if (seg.empty()) continue;
     device_guard guard(seg.device());
     f(seg);
   }
 }
 
-template <class T, class F>
-void for_each_segment(const distributed_vector<T>& v, F&& f) {
-  for (std::size_t s = 0; s < v.segment_count(); ++s) {
-    segment_view<const T> seg = v.segment(s);
+template <distributed_vector_type A, distributed_vector_type B, class F>
+void for_each_segment(A&& a, B&& b, F&& f) {
+  detail::expect_same_layout(a, b);
+  for (std::size_t s = 0; s < a.segment_count(); ++s) {
+    auto seg = a.segment(s);
     if (seg.empty()) continue;
     device_guard guard(seg.device());
-    f(seg);
+    f(seg, b.segment(s));
+  }
+}
+
+template <distributed_vector_type A, distributed_vector_type B, distributed_vector_type C, class F>
+void for_each_segment(A&& a, B&& b, C&& c, F&& f) {
+  detail::expect_same_layout(a, b, c);
+  for (std::size_t s = 0; s < a.segment_count(); ++s) {
+    auto seg = a.segment(s);
+    if (seg.empty()) continue;
+    device_guard guard(seg.device());
+    f(seg, b.segment(s), c.segment(s));
   }
 }
 
