@@ -59,6 +59,40 @@ void scan_by_route(benchmark::State& state) {
   release_cached(g);
 }
 
+/// Dispatch: the caller's thread enqueues every slot's work in turn, or each slot's own
+/// persistent thread does. Host wall time of one reduction or scan across the slots.
+/// Arguments: {n, shape, dispatch (0 caller thread, 1 worker threads), algorithm (0 reduce, 1 scan)}.
+void dispatch_policy_cost(benchmark::State& state) {
+  if (skip_without_gpu(state)) return;
+  const auto n = static_cast<std::size_t>(state.range(0));
+  mg::group_options options;
+  options.dispatch = state.range(2) ? mg::dispatch_policy::worker_threads : mg::dispatch_policy::caller_thread;
+  const mg::device_group g = group_for(state.range(1), options);
+  const bool scan = state.range(3) != 0;
+  state.SetLabel(shape_name(state.range(1)) + (scan ? ", inclusive_scan" : ", reduce") +
+                 (state.range(2) ? ", worker threads" : ", caller thread"));
+  {
+    mg::distributed_vector<float> x(n, 1.0f, g), y(n, g);
+    float sink = 0;
+    auto once = [&] {
+      if (scan) {
+        mg::inclusive_scan(x, y);
+        g.synchronize();
+      } else {
+        sink += mg::reduce(x);
+      }
+    };
+    for (int i = 0; i < 10; ++i) once();
+    for (auto _ : state) {
+      auto t0 = std::chrono::steady_clock::now();
+      once();
+      state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    benchmark::DoNotOptimize(sink);
+  }
+  release_cached(g);
+}
+
 /// Host wall time of one small blocking reduction, ours and Thrust's, in the same run.
 void small_reduce_latency(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
@@ -94,6 +128,11 @@ BENCHMARK(reduce_by_route)
     ->MinTime(0.05);
 BENCHMARK(scan_by_route)
     ->ArgsProduct({{1 << 16, 1 << 20, 1 << 24}, {2, 4, 8}, {0, 1}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(0.05);
+BENCHMARK(dispatch_policy_cost)
+    ->ArgsProduct({{1 << 16, 1 << 20, 1 << 24}, {4, 8}, {0, 1}, {0, 1}})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(0.05);

@@ -22,6 +22,7 @@ staging_pool::lease& staging_pool::lease::operator=(lease&& other) noexcept {
 staging_pool::lease::~lease() { reset(); }
 
 void staging_pool::lease::order_before(cudaStream_t stream) const {
+  std::lock_guard lock(block_->mutex);
   for (const auto& f : block_->fences)
     if (f.stream != stream) f.event.order_before(stream);
   for (const auto& f : new_fences_)
@@ -29,6 +30,7 @@ void staging_pool::lease::order_before(cudaStream_t stream) const {
 }
 
 void staging_pool::lease::order_before_host() {
+  std::lock_guard lock(block_->mutex);
   for (const auto& f : block_->fences) f.event.synchronize();
   block_->fences.clear();
   for (const auto& f : new_fences_) f.event.synchronize();
@@ -37,6 +39,7 @@ void staging_pool::lease::order_before_host() {
 
 void staging_pool::lease::fence(int device, cudaStream_t stream) {
   event_pool::handle recorded = pool_->events_->record(device, stream);
+  std::lock_guard lock(block_->mutex);
   for (auto& f : new_fences_) {
     if (f.stream == stream) {
       f.event = std::move(recorded);

@@ -78,6 +78,8 @@ group_state::group_state(std::vector<int> devices, group_options options)
       throw;
     }
   }
+  if (options_.dispatch == dispatch_policy::worker_threads)
+    workers_ = std::make_unique<slot_workers>(slot_devices_);
   reduction_merge_ = choose_merge_route(options_.merge, options_.peers, slot_devices_, 0, links_, merge_kind::reduction);
   scan_merge_ = choose_merge_route(options_.merge, options_.peers, slot_devices_, 0, links_, merge_kind::scan);
 }
@@ -146,6 +148,7 @@ void group_state::verify_peer(int from, int to) {
 group_state::~group_state() {
   // Teardown order: finish all work, return staging memory and pools, then give back the
   // peer access this group holds, and last destroy events and streams (members below).
+  workers_.reset();
   for (std::size_t s = 0; s < streams_.size(); ++s) MULTIGPU_CUDA_REPORT(cudaStreamSynchronize(stream(s)));
   stager_.reset();
   staging_.release_free();
@@ -165,6 +168,19 @@ host_stager& group_state::stager() {
   std::lock_guard lock(stager_mutex_);
   if (!stager_) stager_ = host_stager::shared();
   return *stager_;
+}
+
+void group_state::dispatch(std::span<const std::size_t> slots, const std::function<void(std::size_t)>& step) {
+  if (workers_ && slots.size() > 1) {
+    workers_->run(slots, step);
+    return;
+  }
+  if (slots.empty()) return;
+  device_guard guard(device(slots[0]));
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    guard.set(device(slots[i]));
+    step(i);
+  }
 }
 
 copy_route group_state::route_between(std::size_t from, std::size_t to) const {

@@ -35,12 +35,12 @@ void iota(segmented_iterator<T, false> first, segmented_iterator<T, false> last,
   auto [v, begin, count] = detail::unpack_range("iota", first, last);
   if (count == 0) return;
   detail::range_ref<T> range(*v, begin, count);
-  std::size_t offset = 0;
+  std::vector<std::size_t> offsets(range.pieces.size(), 0);  // of each piece within the range
+  for (std::size_t i = 1; i < offsets.size(); ++i) offsets[i] = offsets[i - 1] + range.pieces[i - 1].count;
   detail::for_each_piece(range, [&](const detail::piece_context& ctx) {
-    detail::iota_functor<T> f{range.data(ctx.index), value, offset};
+    detail::iota_functor<T> f{range.data(ctx.index), value, offsets[ctx.index]};
     detail::check_cub(detail::with_count(ctx.count, [&](auto n) { return cub::DeviceFor::Bulk(n, f, ctx.stream); }),
                       "cub::DeviceFor::Bulk", std::source_location::current());
-    offset += ctx.count;
   });
 }
 

@@ -25,6 +25,7 @@ class staging_pool {
   struct block {
     pinned_buffer memory;
     std::vector<fence_entry> fences;  // the last lease's use ends before these
+    std::mutex mutex;                 // slots may fence one lease from several threads
   };
 
  public:

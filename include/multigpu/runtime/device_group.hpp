@@ -15,9 +15,14 @@
 
 namespace multigpu {
 
+/// Who enqueues each slot's work: the calling thread, slot after slot (the default, which
+/// measured faster; see benchmarks/merge_routes.cu), or one persistent thread per slot.
+enum class dispatch_policy { caller_thread, worker_threads };
+
 struct group_options {
   peer_policy peers = peer_policy::automatic;
   merge_policy merge = merge_policy::automatic;
+  dispatch_policy dispatch = dispatch_policy::caller_thread;
 };
 
 namespace detail {

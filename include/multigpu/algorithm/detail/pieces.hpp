@@ -7,6 +7,7 @@
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
 
+#include <functional>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -96,18 +97,22 @@ struct piece_context {
   std::size_t count;
 };
 
-/// Runs `step(piece_context)` for every piece of `reference`, in order, each with its
-/// device current. One host thread enqueues every device's work; nothing waits.
+/// Runs `step(piece_context)` for every piece of `reference`, each with its device current:
+/// in order on the calling thread, or on the slots' worker threads at once, as the group's
+/// dispatch policy says. Steps must therefore not depend on each other's host-side effects.
+/// Nothing waits for the devices.
 template <class T, class Step>
 void for_each_piece(const range_ref<T>& reference, Step&& step) {
   const device_group& group = reference.group();
   if (reference.pieces.empty()) return;
-  device_guard guard(group.device(reference.pieces.front().slot));
-  for (std::size_t i = 0; i < reference.pieces.size(); ++i) {
+  std::vector<std::size_t> slots;
+  slots.reserve(reference.pieces.size());
+  for (const auto& p : reference.pieces) slots.push_back(p.slot);
+  const std::function<void(std::size_t)> run = [&](std::size_t i) {
     const auto& p = reference.pieces[i];
-    guard.set(group.device(p.slot));
     step(piece_context{i, p.slot, group.device(p.slot), group.stream(p.slot), &group.pool(p.slot), p.count});
-  }
+  };
+  group.state().dispatch(slots, run);
 }
 
 /// Throws std::invalid_argument naming both lengths unless they are equal.

@@ -6,6 +6,7 @@
 #include <multigpu/core/stream.hpp>
 #include <multigpu/memory/device_pool.hpp>
 #include <multigpu/memory/staging_pool.hpp>
+#include <multigpu/runtime/detail/slot_workers.hpp>
 #include <multigpu/runtime/device_group.hpp>
 
 #include <memory>
@@ -37,6 +38,10 @@ class group_state {
   /// The process-wide workers that stream pageable host memory through pinned buffers.
   host_stager& stager();
 
+  /// Runs step(i) for every i with the device of slots[i] current: on the calling thread in
+  /// order, or on the slots' worker threads at once (dispatch_policy::worker_threads).
+  void dispatch(std::span<const std::size_t> slots, const std::function<void(std::size_t)>& step);
+
   copy_route route_between(std::size_t from, std::size_t to) const;
   merge_route merge(merge_kind kind) const noexcept {
     return kind == merge_kind::reduction ? reduction_merge_ : scan_merge_;
@@ -67,6 +72,7 @@ class group_state {
   staging_pool staging_{events_};
   std::mutex stager_mutex_;
   std::shared_ptr<host_stager> stager_;
+  std::unique_ptr<slot_workers> workers_;
 };
 
 }  // namespace multigpu::detail

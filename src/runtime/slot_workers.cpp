@@ -1,0 +1,90 @@
+#include <multigpu/runtime/detail/slot_workers.hpp>
+
+#include <multigpu/core/error.hpp>
+
+#include <cuda_runtime_api.h>
+
+namespace multigpu::detail {
+
+struct slot_workers::batch {
+  const std::function<void(std::size_t)>* step;
+  std::mutex mutex;
+  std::condition_variable done;
+  std::size_t remaining = 0;
+  std::exception_ptr error;
+};
+
+struct slot_workers::worker {
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<std::pair<batch*, std::size_t>> tasks;
+  bool stopping = false;
+};
+
+slot_workers::slot_workers(std::vector<int> slot_devices) {
+  for (std::size_t s = 0; s < slot_devices.size(); ++s) workers_.push_back(std::make_unique<worker>());
+  try {
+    for (std::size_t s = 0; s < slot_devices.size(); ++s)
+      threads_.emplace_back([this, s, device = slot_devices[s]] { loop(*workers_[s], device); });
+  } catch (...) {
+    for (auto& w : workers_) {
+      std::lock_guard lock(w->mutex);
+      w->stopping = true;
+      w->wake.notify_all();
+    }
+    for (auto& t : threads_) t.join();
+    throw;
+  }
+}
+
+slot_workers::~slot_workers() {
+  for (auto& w : workers_) {
+    std::lock_guard lock(w->mutex);
+    w->stopping = true;
+    w->wake.notify_all();
+  }
+  for (auto& t : threads_) t.join();
+}
+
+void slot_workers::loop(worker& w, int device) {
+  // The current device is per thread: set it once, every step of this slot runs here.
+  if (cudaSetDevice(device) != cudaSuccess) (void)cudaGetLastError();
+  for (;;) {
+    std::pair<batch*, std::size_t> task;
+    {
+      std::unique_lock lock(w.mutex);
+      w.wake.wait(lock, [&] { return w.stopping || !w.tasks.empty(); });
+      if (w.tasks.empty()) return;
+      task = w.tasks.front();
+      w.tasks.pop_front();
+    }
+    batch& b = *task.first;
+    std::exception_ptr error;
+    try {
+      (*b.step)(task.second);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::lock_guard lock(b.mutex);
+    if (error && !b.error) b.error = error;
+    if (--b.remaining == 0) b.done.notify_all();
+  }
+}
+
+void slot_workers::run(std::span<const std::size_t> slots, const std::function<void(std::size_t)>& step) {
+  if (slots.empty()) return;
+  batch b;
+  b.step = &step;
+  b.remaining = slots.size();
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    worker& w = *workers_.at(slots[i]);
+    std::lock_guard lock(w.mutex);
+    w.tasks.emplace_back(&b, i);
+    w.wake.notify_one();
+  }
+  std::unique_lock lock(b.mutex);
+  b.done.wait(lock, [&] { return b.remaining == 0; });
+  if (b.error) std::rethrow_exception(b.error);
+}
+
+}  // namespace multigpu::detail
