@@ -51,6 +51,7 @@ std::string describe(const group_spec& g) {
   if (g.peers == mg::peer_policy::host_staged) out << " host staged";
   if (g.merge == mg::merge_policy::host_mapped) out << ", merge host mapped";
   if (g.merge == mg::merge_policy::device) out << ", merge on device";
+  if (g.dispatch == mg::dispatch_policy::worker_threads) out << ", worker threads";
   return out.str();
 }
 
@@ -75,6 +76,7 @@ mg::device_group group_for(const group_spec& spec) {
   mg::group_options options;
   options.peers = spec.peers;
   options.merge = spec.merge;
+  options.dispatch = spec.dispatch;
   cache.emplace_front(spec, mg::device_group(spec.devices, options));
   if (cache.size() > cache_capacity) cache.pop_back();
   return cache.front().second;
@@ -207,6 +209,7 @@ class drawer {
     g.peers = chance(25) ? mg::peer_policy::host_staged : mg::peer_policy::automatic;
     const std::size_t m = below(10);
     g.merge = m < 6 ? mg::merge_policy::automatic : m < 8 ? mg::merge_policy::host_mapped : mg::merge_policy::device;
+    g.dispatch = chance(25) ? mg::dispatch_policy::worker_threads : mg::dispatch_policy::caller_thread;
     return g;
   }
 

@@ -28,6 +28,7 @@ struct group_spec {
   std::vector<int> devices;
   mg::peer_policy peers = mg::peer_policy::automatic;
   mg::merge_policy merge = mg::merge_policy::automatic;
+  mg::dispatch_policy dispatch = mg::dispatch_policy::caller_thread;
   friend auto operator<=>(const group_spec&, const group_spec&) = default;
 };
 std::string describe(const group_spec& g);

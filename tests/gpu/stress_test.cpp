@@ -1,7 +1,8 @@
 // The randomized differential test: random sequences of operations on distributed_vector
 // (construct from host, copies within and between groups, resize, fill, transform, reduce,
 // scans, element reads and writes), on random group shapes and element types, each checked
-// against the same operations on std::vector. A failing case is shrunk to the shortest
+// against the same operations on std::vector (groups vary in shape, peer policy, merge
+// route and dispatch; some vectors carry halos). A failing case is shrunk to the shortest
 // prefix of its operations that still fails (then operations that do not matter are left
 // out), and the report gives the seed that reproduces it.
 //
