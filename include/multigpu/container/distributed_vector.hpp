@@ -3,6 +3,12 @@
 // segment per slot, each allocated from its device's pool on the slot's stream. Every
 // operation on a segment is enqueued on that stream, so consecutive operations need no
 // host synchronisation; calls that hand data to the host wait for exactly what they need.
+//
+// Threads: as for standard containers, calls that only read a vector (const members,
+// to_vector, algorithms taking it as an input) may run concurrently from several host
+// threads; a call that writes a vector needs external synchronisation against every other
+// call on that vector. Different vectors may be used from any threads at once, on the same
+// group or not (tests/gpu/concurrency_test.cu).
 
 #include <multigpu/container/detail/fill_bytes.hpp>
 #include <multigpu/container/distribution.hpp>
