@@ -51,6 +51,13 @@ struct positive {
   __host__ __device__ bool operator()(int a) const { return a > 0; }
 };
 
+struct average3 {
+  __host__ __device__ double operator()(const mg::stencil_window<double>& w) const { return (w[-1] + w[0] + w[1]) / 3; }
+};
+struct ignore_segments {
+  void operator()(mg::segment_view<double>, mg::segment_view<double>) const {}
+};
+
 /// Three slots on device 0: multi-segment logic on any machine.
 const mg::device_group& three_slots() {
   static const mg::device_group g({0, 0, 0});
@@ -262,6 +269,19 @@ TEST(BadInput, AllocationsLargerThanTheDeviceThrowOutOfMemoryNamingDeviceAndByte
   EXPECT_THROW(v.resize(n), std::bad_alloc) << "out_of_memory is a std::bad_alloc";
   EXPECT_EQ(v.size(), 1000u);
   EXPECT_EQ(mg::count(v, 'x'), 1000u);
+}
+
+TEST(BadInput, ExtensionPreconditionsNameTheirValues) {
+  const auto& g = three_slots();
+  mg::distributed_vector<double> in(100, mg::halo{1}, g), out(100, g), longer(101, g);
+  EXPECT_TRUE(throws_naming<std::invalid_argument>([&] { mg::stencil_transform(in, out, 2, average3{}); },
+                                                   {"halo is 1 elements wide", "radius is 2"}));
+  EXPECT_TRUE(throws_naming<std::invalid_argument>([&] { mg::stencil_transform(in, longer, 1, average3{}); },
+                                                   {"101", "100"}));
+  EXPECT_TRUE(throws_naming<std::invalid_argument>([&] { mg::for_each_segment(in, longer, ignore_segments{}); },
+                                                   {"for_each_segment", "100", "101"}));
+  mg::stencil_transform(in, out, 1, average3{});
+  EXPECT_EQ(mg::count(out, 0.0), 100u);
 }
 
 TEST(BadInput, TakingAFuturesValueTwiceIsALogicError) {
