@@ -86,13 +86,38 @@ struct is_commutative<commutative_op<Op>, T> : std::true_type {};
 
 // ---- maybe<T>: an identity for any operator -----------------------------------------------
 
+/// The flag of maybe<T> is as wide as T's alignment, so that value and flag fill the struct
+/// with no padding: kernels copy maybe<T> as whole words, and padding bytes nobody wrote would
+/// be reads of uninitialised memory (compute-sanitizer's initcheck reports them).
+template <std::size_t Alignment>
+struct maybe_flag {
+  using type = bool;  // alignments above 16: the padding stays
+};
+template <>
+struct maybe_flag<2> {
+  using type = std::uint16_t;
+};
+template <>
+struct maybe_flag<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct maybe_flag<8> {
+  using type = std::uint64_t;
+};
+template <>
+struct maybe_flag<16> {
+  using type = unsigned __int128;
+};
+
 template <class T>
 struct maybe {
+  using flag = typename maybe_flag<alignof(T)>::type;
   T value;
-  bool has;
+  flag has;
   maybe() = default;
-  __host__ __device__ maybe(const T& v) : value(v), has(true) {}
-  __host__ __device__ maybe(const T& v, bool h) : value(v), has(h) {}
+  __host__ __device__ maybe(const T& v) : value(v), has(1) {}
+  __host__ __device__ maybe(const T& v, bool h) : value(v), has(h ? 1 : 0) {}
 };
 
 /// Op lifted to maybe<T>: the empty maybe is its identity.
