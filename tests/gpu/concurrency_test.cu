@@ -5,6 +5,8 @@
 // it chose: the library restores it after each call.
 #include <multigpu/multigpu.hpp>
 
+#include "support.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -124,7 +126,8 @@ struct shared_groups {
 
 TEST(Concurrency, EightThreadsRunMixedAlgorithmsOnSharedGroups) {
   shared_groups groups;
-  const std::vector<std::size_t> sizes{0, 1, 2, 3, 4097, 100003, 1000003};
+  const std::vector<std::size_t> sizes = test::small_run() ? std::vector<std::size_t>{0, 1, 2, 3, 4097, 10007}
+                                                      : std::vector<std::size_t>{0, 1, 2, 3, 4097, 100003, 1000003};
   constexpr int rounds = 6;
   const std::string report = run_threads([&](int t, findings& found) {
     for (int round = 0; round < rounds; ++round) {
@@ -181,7 +184,7 @@ TEST(Concurrency, EightThreadsRunMixedAlgorithmsOnSharedGroups) {
 
 TEST(Concurrency, OneVectorReadByEightThreadsAtOnce) {
   shared_groups groups;
-  const std::size_t n = 1000003;
+  const std::size_t n = test::small_run() ? 10007 : 1000003;
   const std::vector<long long> host = random_values(n, 42);
   for (const mg::device_group* g : {&groups.direct, &groups.staged, &groups.workers}) {
     const mg::distributed_vector<long long> shared(host, *g);
@@ -192,7 +195,7 @@ TEST(Concurrency, OneVectorReadByEightThreadsAtOnce) {
     const auto lowest = std::min_element(host.begin(), host.end()) - host.begin();
     const std::string report = run_threads([&](int t, findings& found) {
       const auto& other = groups[t];
-      for (int round = 0; round < 8; ++round) {
+      for (int round = 0; round < (test::small_run() ? 2 : 8); ++round) {
         found.equal(mg::reduce(shared), total, "reduce");
         found.equal(mg::to_vector(shared), host, "to_vector");
         const std::size_t i = static_cast<std::size_t>(t * 104729 + round * 7919) % n;
