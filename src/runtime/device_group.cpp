@@ -65,7 +65,7 @@ group_state::group_state(std::vector<int> devices, group_options options)
   // One pool per distinct device, one non-blocking stream per slot.
   for (int id : slot_devices_) {
     if (std::none_of(owned_.begin(), owned_.end(), [&](const owned_device& o) { return o.device == id; }))
-      owned_.push_back({id, std::make_unique<device_pool>(id)});
+      owned_.push_back({id, std::make_unique<device_pool>(id), std::make_unique<device_pool>(id)});
   }
   streams_.reserve(slot_devices_.size());
   for (int id : slot_devices_) streams_.emplace_back(id);
@@ -77,6 +77,16 @@ group_state::group_state(std::vector<int> devices, group_options options)
       for (auto [from, to] : peers_) peer_registry::instance().release(from, to);
       throw;
     }
+  }
+  {
+    std::vector<cudaStream_t> raw;
+    std::vector<device_pool*> scratch_pools;
+    for (std::size_t s = 0; s < slot_devices_.size(); ++s) {
+      raw.push_back(stream(s));
+      for (const auto& o : owned_)
+        if (o.device == slot_devices_[s]) scratch_pools.push_back(o.scratch.get());
+    }
+    executor_ = std::make_unique<executor_state>(slot_devices_, raw, scratch_pools);
   }
   if (options_.dispatch == dispatch_policy::worker_threads)
     workers_ = std::make_unique<slot_workers>(slot_devices_);
@@ -97,6 +107,7 @@ void group_state::enable_peers() {
       peers_.push_back({a.device, b.device});
       // Pool memory is not covered by peer access: grant it explicitly.
       b.pool->grant_access(a.device);
+      b.scratch->grant_access(a.device);
     }
   }
   for (auto [from, to] : peers_) verify_peer(from, to);
@@ -150,6 +161,7 @@ group_state::~group_state() {
   // peer access this group holds, and last destroy events and streams (members below).
   workers_.reset();
   for (std::size_t s = 0; s < streams_.size(); ++s) MULTIGPU_CUDA_REPORT(cudaStreamSynchronize(stream(s)));
+  executor_.reset();
   stager_.reset();
   staging_.release_free();
   owned_.clear();
@@ -249,6 +261,8 @@ std::string group_state::describe() const {
         << " in use)\n";
   }
   out << "  pinned staging memory: " << format_bytes(staging_.held_bytes()) << "\n";
+  out << "  executor scratch: " << format_bytes(executor_->device_bytes()) << " on devices, "
+      << format_bytes(executor_->host_bytes()) << " pinned\n";
   return out.str();
 }
 
@@ -296,6 +310,8 @@ void device_group::order(std::size_t producer, std::size_t consumer) const {
   (void)device(consumer);
   state_->order(producer, consumer);
 }
+std::size_t device_group::scratch_bytes() const { return state_->executor().device_bytes(); }
+
 void device_group::synchronize() const { state_->synchronize(); }
 std::string device_group::describe() const { return state_->describe(); }
 

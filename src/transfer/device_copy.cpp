@@ -22,12 +22,6 @@ struct endpoint {
   cudaStream_t stream() const { return group->stream(slot); }
 };
 
-// `consumer` waits for the work enqueued on `producer` so far.
-void order(const endpoint& producer, const endpoint& consumer) {
-  if (producer.stream() == consumer.stream()) return;
-  producer.group->events().order(producer.device(), producer.stream(), consumer.stream());
-}
-
 void copy_on_stream(const byte_move& m, const endpoint& src, const endpoint& dst, route kind,
                     cudaStream_t stream) {
   if (kind == route::peer)
@@ -36,37 +30,80 @@ void copy_on_stream(const byte_move& m, const endpoint& src, const endpoint& dst
   else
     MULTIGPU_CUDA_TRY(
         cudaMemcpyAsync(m.destination, m.source, m.bytes, cudaMemcpyDeviceToDevice, stream));
+  detail::schedule_note_work(stream, "copy");
 }
 
-// Device -> pinned host -> device, in chunks through two staging blocks so that the
-// download of chunk c+1 overlaps the upload of chunk c. Entirely stream-ordered: each
-// block's reuse waits on the event of its last upload, never on the host.
-void staged_copy(std::span<const byte_move> moves, const endpoint& src, const endpoint& dst) {
-  staging_pool& staging = src.group->staging();
-  staging_pool::lease buffers[2] = {staging.acquire(staged_chunk_bytes),
-                                    staging.acquire(staged_chunk_bytes)};
-  // The destination's memory may still be in use by earlier work on its own stream only,
-  // which the uploads follow; the source's data is produced on its own stream, which the
-  // downloads follow. So no initial event is needed.
-  std::size_t turn = 0;
-  for (const byte_move& m : moves) {
-    for (const chunk& c : split_into_chunks(m.bytes, staged_chunk_bytes)) {
-      staging_pool::lease& buffer = buffers[turn++ % 2];
-      {
-        device_guard guard(src.device());
-        buffer.order_before(src.stream());
-        MULTIGPU_CUDA_TRY(cudaMemcpyAsync(buffer.data(), static_cast<const std::byte*>(m.source) + c.offset,
-                                          c.bytes, cudaMemcpyDeviceToHost, src.stream()));
-        order(src, dst);
-      }
-      device_guard guard(dst.device());
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(static_cast<std::byte*>(m.destination) + c.offset, buffer.data(),
-                                        c.bytes, cudaMemcpyHostToDevice, dst.stream()));
-      buffer.fence(dst.device(), dst.stream());
+// The moves of one (source slot, destination slot) pair.
+struct pair_moves {
+  endpoint src;
+  endpoint dst;
+  copy_route route;
+  std::vector<byte_move> moves;
+};
+
+// Events of the copy, kept until every wait on them is enqueued.
+struct copy_events {
+  event_pool& pool;
+  std::map<cudaStream_t, event_pool::handle> before;  // each stream's work before the copy
+  const event_pool::handle& before_on(const endpoint& e) {
+    auto it = before.find(e.stream());
+    if (it == before.end()) it = before.emplace(e.stream(), pool.record(e.device(), e.stream())).first;
+    return it->second;
+  }
+};
+
+// Device -> pinned host -> device, in chunks through two staging blocks per pair so that the
+// download of chunk c+1 overlaps the upload of chunk c. Chunk by chunk across all pairs:
+// every pair's download of chunk c is enqueued before any pair's upload of chunk c, so a
+// stream that is the destination of one pair and the source of another does not make the
+// second pair's copy wait for the first's (a shift over k slots stays one step deep, not k).
+// Entirely stream-ordered: each block's reuse waits on the event of its last upload.
+void staged_copies(std::span<pair_moves*> pairs, staging_pool& staging, event_pool& events) {
+  if (pairs.empty()) return;
+  struct state {
+    pair_moves* pair;
+    std::vector<std::pair<std::size_t, chunk>> chunks;  // (move, chunk)
+    staging_pool::lease buffers[2];
+    event_pool::handle downloaded;
+  };
+  std::vector<state> work;
+  std::size_t rounds = 0;
+  for (pair_moves* p : pairs) {
+    state s{p, {}, {staging.acquire(staged_chunk_bytes), staging.acquire(staged_chunk_bytes)}, {}};
+    for (std::size_t m = 0; m < p->moves.size(); ++m)
+      for (const chunk& c : split_into_chunks(p->moves[m].bytes, staged_chunk_bytes)) s.chunks.emplace_back(m, c);
+    rounds = std::max(rounds, s.chunks.size());
+    work.push_back(std::move(s));
+  }
+  for (std::size_t r = 0; r < rounds; ++r) {
+    for (state& s : work) {
+      if (r >= s.chunks.size()) continue;
+      const auto& [m, c] = s.chunks[r];
+      const byte_move& move = s.pair->moves[m];
+      staging_pool::lease& buffer = s.buffers[r % 2];
+      device_guard guard(s.pair->src.device());
+      buffer.order_before(s.pair->src.stream());
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(buffer.data(), static_cast<const std::byte*>(move.source) + c.offset,
+                                        c.bytes, cudaMemcpyDeviceToHost, s.pair->src.stream()));
+      detail::schedule_note_work(s.pair->src.stream(), "copy");
+      s.downloaded = events.record(s.pair->src.device(), s.pair->src.stream());
+    }
+    for (state& s : work) {
+      if (r >= s.chunks.size()) continue;
+      const auto& [m, c] = s.chunks[r];
+      const byte_move& move = s.pair->moves[m];
+      staging_pool::lease& buffer = s.buffers[r % 2];
+      device_guard guard(s.pair->dst.device());
+      s.downloaded.order_before(s.pair->dst.stream());
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(static_cast<std::byte*>(move.destination) + c.offset, buffer.data(),
+                                        c.bytes, cudaMemcpyHostToDevice, s.pair->dst.stream()));
+      detail::schedule_note_work(s.pair->dst.stream(), "copy");
+      buffer.fence(s.pair->dst.device(), s.pair->dst.stream());
     }
   }
-  // The source's stream must not overwrite or free the source before the downloads ran:
-  // they ran on that same stream, so stream order already guarantees it.
+  // The destination's memory may be in use by earlier work on its own stream only, which
+  // the uploads follow; the source's data is produced on its own stream, which the downloads
+  // follow, and the source may be overwritten only by later work on that stream.
 }
 
 }  // namespace
@@ -88,33 +125,55 @@ void copy_between(group_state& source_group, group_state& destination_group,
   const peer_matrix& links = same_group ? source_group.links() : cross_links;
 
   // Group the moves by (source slot, destination slot) so each pair is ordered once.
-  std::map<std::pair<std::size_t, std::size_t>, std::vector<byte_move>> by_pair;
-  for (const byte_move& m : moves)
-    if (m.bytes > 0) by_pair[{m.src_slot, m.dst_slot}].push_back(m);
-
-  for (const auto& [pair, pair_moves] : by_pair) {
-    endpoint src{&source_group, pair.first};
-    endpoint dst{&destination_group, pair.second};
-    if (src.stream() == dst.stream()) {
-      // Within one segment's stream: stream order is all the ordering needed.
-      device_guard guard(dst.device());
-      for (const byte_move& m : pair_moves) copy_on_stream(m, src, dst, route::same_device, dst.stream());
-      continue;
+  std::map<std::pair<std::size_t, std::size_t>, pair_moves> by_pair;
+  for (const byte_move& m : moves) {
+    if (m.bytes == 0) continue;
+    auto [it, fresh] = by_pair.try_emplace({m.src_slot, m.dst_slot});
+    if (fresh) {
+      it->second.src = {&source_group, m.src_slot};
+      it->second.dst = {&destination_group, m.dst_slot};
+      it->second.route = choose_route(policy, it->second.src.device(), it->second.dst.device(), links);
     }
-    const copy_route r = choose_route(policy, src.device(), dst.device(), links);
-    if (r.kind == route::host_staged) {
-      staged_copy(pair_moves, src, dst);
-      continue;
-    }
-    // Pull on the destination's stream or push on the source's: the issuing stream first
-    // waits for the other side's earlier work, and the other side then waits for the copy.
-    const endpoint& issuer = r.issued_by_destination ? dst : src;
-    const endpoint& other = r.issued_by_destination ? src : dst;
-    device_guard guard(issuer.device());
-    order(other, issuer);
-    for (const byte_move& m : pair_moves) copy_on_stream(m, src, dst, r.kind, issuer.stream());
-    order(issuer, other);
+    it->second.moves.push_back(m);
   }
+
+  // Direct copies in three phases, so that no pair waits for another pair's copy: every
+  // stream involved records where it stands; each copy's issuing stream waits for the other
+  // side's mark and copies; then the other side waits for the copy (the source must not be
+  // overwritten, nor the destination read, before it ran).
+  copy_events events{source_group.events(), {}};
+  std::vector<pair_moves*> staged;
+  std::vector<std::pair<const pair_moves*, event_pool::handle>> copied;
+  for (auto& [key, p] : by_pair) {
+    if (p.src.stream() == p.dst.stream()) continue;
+    if (p.route.kind == route::host_staged) continue;
+    const endpoint& other = p.route.issued_by_destination ? p.src : p.dst;
+    (void)events.before_on(other);
+  }
+  for (auto& [key, p] : by_pair) {
+    if (p.src.stream() == p.dst.stream()) {
+      // Within one segment's stream: stream order is all the ordering needed.
+      device_guard guard(p.dst.device());
+      for (const byte_move& m : p.moves) copy_on_stream(m, p.src, p.dst, route::same_device, p.dst.stream());
+      continue;
+    }
+    if (p.route.kind == route::host_staged) {
+      staged.push_back(&p);
+      continue;
+    }
+    // Pull on the destination's stream or push on the source's.
+    const endpoint& issuer = p.route.issued_by_destination ? p.dst : p.src;
+    const endpoint& other = p.route.issued_by_destination ? p.src : p.dst;
+    device_guard guard(issuer.device());
+    events.before_on(other).order_before(issuer.stream());
+    for (const byte_move& m : p.moves) copy_on_stream(m, p.src, p.dst, p.route.kind, issuer.stream());
+    copied.emplace_back(&p, source_group.events().record(issuer.device(), issuer.stream()));
+  }
+  for (const auto& [p, done] : copied) {
+    const endpoint& other = p->route.issued_by_destination ? p->src : p->dst;
+    done.order_before(other.stream());
+  }
+  staged_copies(staged, source_group.staging(), source_group.events());
 }
 
 }  // namespace multigpu::transfer

@@ -3,7 +3,6 @@
 
 #include <multigpu/algorithm/detail/cub_call.hpp>
 #include <multigpu/algorithm/detail/functors.hpp>
-#include <multigpu/algorithm/detail/merge.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
 
 #include <cub/device/device_for.cuh>

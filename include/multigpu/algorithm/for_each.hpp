@@ -2,7 +2,6 @@
 // for_each: f(T&) on every element, one grid per segment; nothing waits.
 
 #include <multigpu/algorithm/detail/cub_call.hpp>
-#include <multigpu/algorithm/detail/merge.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
 
 #include <cub/device/device_for.cuh>

@@ -4,7 +4,7 @@
 // that prefers the smaller value and, between equivalent values, the smaller index: that
 // operator is commutative, so CUB's fastest reduction applies.
 
-#include <multigpu/algorithm/detail/merge.hpp>
+#include <multigpu/algorithm/detail/collectives.hpp>
 
 #include <cuda/std/functional>
 #include <thrust/iterator/counting_iterator.h>

@@ -6,7 +6,7 @@
 // user declare otherwise. Device operators must be callable on the host's view of their
 // type too: write them as functors or __host__ __device__ lambdas.
 
-#include <multigpu/algorithm/detail/merge.hpp>
+#include <multigpu/algorithm/detail/collectives.hpp>
 
 #include <cuda/std/functional>
 

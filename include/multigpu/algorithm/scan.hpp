@@ -1,13 +1,13 @@
 #pragma once
-// inclusive_scan and exclusive_scan: reduce-then-scan across devices. Every device but the
-// last reduces its piece (all at once); the partials meet (see detail/merge.hpp); each
-// device folds the partials before it into a carry in its own memory and runs one CUB scan
-// that reads the carry at run time through cub::FutureValue (for inclusive scans as the
-// initial value of CUB's inclusive scan). No host synchronisation, 3 passes over the data
-// per device (2 on the first).
+// inclusive_scan and exclusive_scan: reduce-then-scan across devices, as a local step plus
+// the executor's "exclusive scan of partials" collective (detail/collectives.hpp). Every
+// device but the last reduces its piece (all at once); one tiny scan on the root turns the
+// partials into carries; each device then runs one CUB scan that reads its carry at run time
+// through cub::FutureValue (for inclusive scans as the initial value of CUB's inclusive
+// scan). No host synchronisation, 3 passes over the data per device (2 on the first).
 // Scan operators must be associative; they need not be commutative. In place is allowed.
 
-#include <multigpu/algorithm/detail/merge.hpp>
+#include <multigpu/algorithm/detail/collectives.hpp>
 
 #include <cub/device/device_scan.cuh>
 #include <cuda/std/functional>
@@ -73,7 +73,7 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
     const T* in = range.data(ctx.index);
     T* o = result.data(ctx.index);
     if constexpr (Exclusive) {
-      cub_call(*ctx.pool, ctx.stream, "cub::DeviceScan::ExclusiveScan", [&](void* temp, std::size_t& bytes) {
+      cub_call(*ctx.scratch, ctx.stream, "cub::DeviceScan::ExclusiveScan", [&](void* temp, std::size_t& bytes) {
         return with_count(ctx.count, [&](auto n) {
           // FutureValue<T, T*> exactly: CUB's InputValue<T> accepts only that type, and any
           // other would convert to T on the host, reading device memory there.
@@ -83,7 +83,7 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
         });
       });
     } else {
-      cub_call(*ctx.pool, ctx.stream, "cub::DeviceScan::InclusiveScan", [&](void* temp, std::size_t& bytes) {
+      cub_call(*ctx.scratch, ctx.stream, "cub::DeviceScan::InclusiveScan", [&](void* temp, std::size_t& bytes) {
         return with_count(ctx.count, [&](auto n) {
           if (carry) return inclusive_scan_with_carry(temp, bytes, in, o, op, const_cast<T*>(carry), n, ctx.stream);
           return cub::DeviceScan::InclusiveScan(temp, bytes, in, o, op, n, ctx.stream);

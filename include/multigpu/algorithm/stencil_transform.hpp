@@ -3,7 +3,6 @@
 // its neighbours up to `radius` away, read from the segment's own memory and its halo.
 
 #include <multigpu/algorithm/detail/cub_call.hpp>
-#include <multigpu/algorithm/detail/merge.hpp>
 #include <multigpu/extension/halo.hpp>
 
 #include <cub/device/device_for.cuh>

@@ -4,7 +4,6 @@
 // the first input are redistributed first (slower); aligned ones cost nothing extra.
 
 #include <multigpu/algorithm/detail/cub_call.hpp>
-#include <multigpu/algorithm/detail/merge.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
 
 #include <cub/device/device_transform.cuh>

@@ -3,7 +3,7 @@
 // loads, one pass over the data per device; partials merge as for reduce.
 
 #include <multigpu/algorithm/detail/functors.hpp>
-#include <multigpu/algorithm/detail/merge.hpp>
+#include <multigpu/algorithm/detail/collectives.hpp>
 
 #include <cuda/std/functional>
 #include <thrust/iterator/counting_iterator.h>

@@ -4,6 +4,7 @@
 // event must be recorded on a stream of its own device; it may be waited on from any.
 
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/schedule.hpp>
 
 #include <utility>
 
@@ -33,10 +34,14 @@ class event {
   cudaEvent_t get() const noexcept { return handle_; }
   int device() const noexcept { return device_; }
 
-  void record(cudaStream_t stream) const { MULTIGPU_CUDA_TRY(cudaEventRecord(handle_, stream)); }
+  void record(cudaStream_t stream) const {
+    MULTIGPU_CUDA_TRY(cudaEventRecord(handle_, stream));
+    detail::schedule_note_record(handle_, stream);
+  }
   /// Makes `stream` (of any device) wait for the work captured by the last record().
   void order_before(cudaStream_t stream) const {
     MULTIGPU_CUDA_TRY(cudaStreamWaitEvent(stream, handle_, 0));
+    detail::schedule_note_wait(stream, handle_);
   }
   void synchronize() const { MULTIGPU_CUDA_TRY(cudaEventSynchronize(handle_)); }
   bool ready() const {

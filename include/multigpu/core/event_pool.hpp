@@ -7,6 +7,7 @@
 // recorded at the time of the call, not any later re-recording of the same event.
 
 #include <multigpu/core/error.hpp>
+#include <multigpu/core/schedule.hpp>
 
 #include <mutex>
 #include <unordered_map>
@@ -42,10 +43,14 @@ class event_pool {
     int device() const noexcept { return device_; }
     explicit operator bool() const noexcept { return event_ != nullptr; }
     /// Records on `stream`, which must belong to this event's device.
-    void record(cudaStream_t stream) const { MULTIGPU_CUDA_TRY(cudaEventRecord(event_, stream)); }
+    void record(cudaStream_t stream) const {
+      MULTIGPU_CUDA_TRY(cudaEventRecord(event_, stream));
+      detail::schedule_note_record(event_, stream);
+    }
     /// Makes `stream` (any device) wait for the recorded work.
     void order_before(cudaStream_t stream) const {
       MULTIGPU_CUDA_TRY(cudaStreamWaitEvent(stream, event_, 0));
+      detail::schedule_note_wait(stream, event_);
     }
     void synchronize() const { MULTIGPU_CUDA_TRY(cudaEventSynchronize(event_)); }
     bool ready() const;

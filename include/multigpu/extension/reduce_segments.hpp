@@ -3,7 +3,7 @@
 // algorithms that produce a per-device result (a count, a minimum index, a norm) and need
 // it combined across devices without hand-written cross-device code.
 
-#include <multigpu/algorithm/detail/merge.hpp>
+#include <multigpu/algorithm/detail/collectives.hpp>
 #include <multigpu/extension/for_each_segment.hpp>
 
 namespace multigpu {
@@ -14,32 +14,14 @@ namespace multigpu {
 /// first segment's device; get() on the result waits for it.
 template <distributed_vector_type V, class U, class Op, class F>
 future<U> reduce_segments_async(V&& v, U init, Op op, F&& f) {
-  std::vector<std::size_t> slots;
-  for (std::size_t s = 0; s < v.segment_count(); ++s)
-    if (!v.segment(s).empty()) slots.push_back(s);
-  if (slots.empty()) return future<U>(init);
-  const device_group& group = v.group();
-  detail::group_state& g = group.state();
-  const std::size_t root = slots.front();
-  staging_pool::lease result = g.staging().acquire(sizeof(U));
-  U* result_slot = result.template as<U>();
-  detail::partial_store<U> values(group, slots, slots.size(), merge_kind::reduction);
-  device_guard guard(g.device(root));
-  result.order_before(g.stream(root));
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    auto seg = v.segment(slots[i]);
-    guard.set(seg.device());
-    values.prepare(slots[i]);
-    f(seg, values.data() + i);
-    g.order(slots[i], root);
-  }
-  guard.set(g.device(root));
-  detail::fold_partials<<<1, 1, 0, g.stream(root)>>>(values.data(), slots.size(), op, result_slot, init, true);
-  detail::check_launch("fold_partials");
-  values.finish(root);
-  result.fence(g.device(root), g.stream(root));
-  event_pool::handle done = g.events().record(g.device(root), g.stream(root));
-  return future<U>(group, std::move(result), result_slot, std::move(done));
+  using T = typename std::remove_cvref_t<V>::value_type;
+  if (v.size() == 0) return future<U>(init);
+  // The non-empty segments are the pieces of the whole range; the values meet like the
+  // partials of reduce (detail/collectives.hpp), folded after init in slot order.
+  detail::range_ref<T> range(v, 0, v.size());
+  return detail::reduce_pieces<U, U>(
+      range, op, init,
+      [&](const detail::piece_context& ctx, U* out, bool) { f(v.segment(ctx.slot), out); }, &init);
 }
 
 template <distributed_vector_type V, class U, class Op, class F>

@@ -60,6 +60,9 @@ class device_group {
 
   /// The memory pool of a slot's device (shared by the slots of one device).
   device_pool& pool(std::size_t slot) const;
+  /// Device bytes held by the executor's persistent scratch (CUB temporary storage,
+  /// partials and carries), apart from the pools' use counters.
+  std::size_t scratch_bytes() const;
   /// Makes slot `consumer`'s stream wait for the work enqueued on slot `producer` so far.
   void order(std::size_t producer, std::size_t consumer) const;
   /// Waits for every slot's stream.

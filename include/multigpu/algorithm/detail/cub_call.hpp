@@ -4,9 +4,12 @@
 // so it is reused by the next call at no cost.
 
 #include <multigpu/core/error.hpp>
+#include <multigpu/core/schedule.hpp>
 #include <multigpu/memory/device_pool.hpp>
+#include <multigpu/runtime/detail/scratch.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <source_location>
 
 namespace multigpu::detail {
@@ -17,6 +20,14 @@ inline void check_cub(cudaError_t status, const char* what,
     throw_cuda_error(status, what, where.file_name(), static_cast<int>(where.line()));
 }
 
+/// Calls f with n as a 32-bit count when it fits and as a 64-bit count otherwise, as Thrust
+/// does: 32-bit offsets make CUB's kernels faster.
+template <class F>
+cudaError_t with_count(std::size_t n, F&& f) {
+  if (n <= static_cast<std::size_t>(INT32_MAX)) return f(static_cast<std::int32_t>(n));
+  return f(static_cast<std::int64_t>(n));
+}
+
 /// `call(void* temp, std::size_t& bytes)` wraps one CUB device-wide call.
 template <class Call>
 void cub_call(device_pool& pool, cudaStream_t stream, const char* what, Call&& call,
@@ -25,6 +36,17 @@ void cub_call(device_pool& pool, cudaStream_t stream, const char* what, Call&& c
   check_cub(call(nullptr, bytes), what, where);
   device_buffer<std::byte> temp(bytes, pool, stream);
   check_cub(call(static_cast<void*>(temp.data()), bytes), what, where);
+}
+
+/// The same with temporary storage from the slot's persistent scratch: no allocation once
+/// the scratch has grown to the largest request. The step is noted in the schedule.
+template <class Call>
+void cub_call(slot_scratch& scratch, cudaStream_t stream, const char* what, Call&& call,
+              const std::source_location where = std::source_location::current()) {
+  std::size_t bytes = 0;
+  check_cub(call(nullptr, bytes), what, where);
+  check_cub(call(scratch.temporary(bytes), bytes), what, where);
+  schedule_note_work(stream, what);
 }
 
 /// Checks the launch of one of our own kernels.

@@ -61,30 +61,32 @@ struct identity_transform {
   }
 };
 
-/// *out = init op transform(in[0]) op ... op transform(in[n-1]), in order; n > 0.
+/// *out = init op transform(in[0]) op ... op transform(in[n-1]), in order; n > 0. The block
+/// partials live in the slot's scratch.
 template <class Input, class Transform, class P, class POp>
 void ordered_reduce(Input in, std::size_t n, Transform transform, POp op, P init, P empty, P* out,
-                    device_pool& pool, cudaStream_t stream, int device) {
+                    slot_scratch& scratch, cudaStream_t stream) {
   constexpr int block = 256;
   using item_t = typename cuda::std::iterator_traits<Input>::value_type;
   constexpr int items = sizeof(item_t) <= 8 ? 8 : 4;
   constexpr std::size_t tile = static_cast<std::size_t>(block) * items;
-  int sms = 0;
-  MULTIGPU_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const std::size_t blocks = std::min<std::size_t>((n + tile - 1) / tile, static_cast<std::size_t>(2 * sms));
+  const std::size_t blocks =
+      std::min<std::size_t>((n + tile - 1) / tile, static_cast<std::size_t>(2 * scratch.multiprocessors()));
   if (blocks == 1) {
     ordered_reduce_kernel<block, items><<<1, block, 0, stream>>>(in, n, transform, op, init, empty, out);
     check_launch("ordered_reduce_kernel");
+    schedule_note_work(stream, "ordered_reduce");
     return;
   }
-  device_buffer<P> partials(blocks, pool, stream);
+  P* partials = static_cast<P*>(scratch.auxiliary(blocks * sizeof(P)));
   ordered_reduce_kernel<block, items>
-      <<<static_cast<unsigned>(blocks), block, 0, stream>>>(in, n, transform, op, empty, empty, partials.data());
+      <<<static_cast<unsigned>(blocks), block, 0, stream>>>(in, n, transform, op, empty, empty, partials);
   check_launch("ordered_reduce_kernel");
   constexpr int p_items = sizeof(P) <= 8 ? 8 : 4;
   ordered_reduce_kernel<block, p_items>
-      <<<1, block, 0, stream>>>(static_cast<const P*>(partials.data()), blocks, identity_transform{}, op, init, empty, out);
+      <<<1, block, 0, stream>>>(static_cast<const P*>(partials), blocks, identity_transform{}, op, init, empty, out);
   check_launch("ordered_reduce_kernel");
+  schedule_note_work(stream, "ordered_reduce");
 }
 
 }  // namespace multigpu::detail

@@ -6,6 +6,7 @@
 
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/runtime/detail/group_state.hpp>
 
 #include <functional>
 #include <optional>
@@ -95,6 +96,7 @@ struct piece_context {
   cudaStream_t stream;
   device_pool* pool;
   std::size_t count;
+  slot_scratch* scratch;  // the slot's persistent scratch (runtime/detail/scratch.hpp)
 };
 
 /// Runs `step(piece_context)` for every piece of `reference`, each with its device current:
@@ -105,14 +107,30 @@ template <class T, class Step>
 void for_each_piece(const range_ref<T>& reference, Step&& step) {
   const device_group& group = reference.group();
   if (reference.pieces.empty()) return;
+  group_state& g = group.state();
+  auto context = [&](std::size_t i) {
+    const auto& p = reference.pieces[i];
+    return piece_context{i, p.slot, g.device(p.slot), g.stream(p.slot), &g.pool(p.slot), p.count,
+                         &g.executor().slot(p.slot)};
+  };
+  if (g.options().dispatch == dispatch_policy::caller_thread || reference.pieces.size() == 1) {
+    // The common case: no worker hand-off, no slot list, no std::function.
+    device_guard guard(g.device(reference.pieces[0].slot));
+    for (std::size_t i = 0; i < reference.pieces.size(); ++i) {
+      guard.set(g.device(reference.pieces[i].slot));
+      step(context(i));
+      schedule_note_work(g.stream(reference.pieces[i].slot), "step");
+    }
+    return;
+  }
   std::vector<std::size_t> slots;
   slots.reserve(reference.pieces.size());
   for (const auto& p : reference.pieces) slots.push_back(p.slot);
   const std::function<void(std::size_t)> run = [&](std::size_t i) {
-    const auto& p = reference.pieces[i];
-    step(piece_context{i, p.slot, group.device(p.slot), group.stream(p.slot), &group.pool(p.slot), p.count});
+    step(context(i));
+    schedule_note_work(g.stream(reference.pieces[i].slot), "step");
   };
-  group.state().dispatch(slots, run);
+  g.dispatch(slots, run);
 }
 
 /// Throws std::invalid_argument naming both lengths unless they are equal.

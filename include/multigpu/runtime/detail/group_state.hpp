@@ -6,6 +6,7 @@
 #include <multigpu/core/stream.hpp>
 #include <multigpu/memory/device_pool.hpp>
 #include <multigpu/memory/staging_pool.hpp>
+#include <multigpu/runtime/detail/scratch.hpp>
 #include <multigpu/runtime/detail/slot_workers.hpp>
 #include <multigpu/runtime/device_group.hpp>
 
@@ -34,6 +35,8 @@ class group_state {
   device_pool& pool(std::size_t slot) const;
   device_pool& pool_of_device(int device) const;
   event_pool& events() noexcept { return events_; }
+  /// The executor's persistent scratch and its lock (runtime/detail/scratch.hpp).
+  executor_state& executor() noexcept { return *executor_; }
   staging_pool& staging() noexcept { return staging_; }
   /// The process-wide workers that stream pageable host memory through pinned buffers.
   host_stager& stager();
@@ -54,6 +57,7 @@ class group_state {
   struct owned_device {
     int device;
     std::unique_ptr<device_pool> pool;
+    std::unique_ptr<device_pool> scratch;  // the executor's scratch, apart from data
   };
   void enable_peers();
   void verify_peer(int from, int to);
@@ -73,6 +77,7 @@ class group_state {
   std::mutex stager_mutex_;
   std::shared_ptr<host_stager> stager_;
   std::unique_ptr<slot_workers> workers_;
+  std::unique_ptr<executor_state> executor_;  // released before the pools it draws on
 };
 
 }  // namespace multigpu::detail

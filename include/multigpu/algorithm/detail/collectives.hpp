@@ -1,0 +1,241 @@
+#pragma once
+// The collective steps of the executor, in one process: "reduce partials in order" and
+// "exclusive scan of partials". An algorithm states its local step per piece and calls one of
+// these; the ordering between streams is theirs alone:
+// - the local steps of one call never wait for each other: each non-root step waits only for
+//   the root's fork event, recorded when the call starts (it orders the reuse of the root's
+//   partials arena after the previous call's fold);
+// - the root's fold (or carry scan) waits for every local step it consumes;
+// - on the error path the root still waits for every step that started, so the arena is
+//   never reused under a kernel still writing it.
+// Partials meet in the root slot's persistent scratch: device memory (merge_route::device,
+// read and written directly or over peer links) or pinned mapped host memory
+// (merge_route::host_mapped). Nothing is allocated per call once the scratch has grown.
+
+#include <multigpu/algorithm/detail/local_reduce.hpp>
+#include <multigpu/algorithm/future.hpp>
+
+#include <mutex>
+
+namespace multigpu::detail {
+
+/// out = unwrap(p[0] op p[1] op ... op p[count-1]), or with `init` in front when has_init.
+template <class P, class POp, class Out>
+__global__ void fold_partials(const P* partials, std::size_t count, POp op, Out* out, P init, bool has_init) {
+  P acc = has_init ? init : partials[0];
+  for (std::size_t i = has_init ? 0 : 1; i < count; ++i) acc = op(acc, partials[i]);
+  *out = static_cast<Out>(unwrap(acc));
+}
+
+/// carries[i] = unwrap(p[0] op ... op p[i]) for i < count: the carry of piece i + 1. One
+/// thread: count is the number of pieces, a handful.
+template <class P, class POp, class T>
+__global__ void scan_partials(const P* partials, std::size_t count, POp op, T* carries) {
+  P acc = partials[0];
+  carries[0] = static_cast<T>(unwrap(acc));
+  for (std::size_t i = 1; i < count; ++i) {
+    acc = op(acc, partials[i]);
+    carries[i] = static_cast<T>(unwrap(acc));
+  }
+}
+
+/// One collective call over the pieces of a range: holds the executor's lock, forks the
+/// slots from the root, and joins them back on the root, also when unwinding.
+class collective_call {
+ public:
+  template <class T>
+  explicit collective_call(const range_ref<T>& range)
+      : g_(range.group().state()),
+        lock_(g_.executor().mutex()),
+        pieces_(range.pieces),
+        root_slot_(pieces_[0].slot),
+        root_(g_.executor().slot(root_slot_)),
+        entered_(root_.entered()) {
+    entered_.assign(pieces_.size(), 0);
+    guard_.emplace(g_.device(root_slot_));
+    // Slots that read this root's arena after an earlier call returned (a scan's carries)
+    // must be done before the steps of this call rewrite it: the fork follows them.
+    for (std::size_t reader : readers())
+      if (g_.stream(reader) != root_stream()) g_.executor().slot(reader).done().order_before(root_stream());
+    readers().clear();
+    root_.fork().record(root_stream());
+  }
+  collective_call(const collective_call&) = delete;
+  collective_call& operator=(const collective_call&) = delete;
+
+  ~collective_call() {
+    // Unwinding: every step that started may have enqueued writes to the arena.
+    if (joined_) return;
+    try {
+      for (std::size_t i = 0; i < pieces_.size(); ++i) {
+        if (!entered_[i]) continue;
+        const std::size_t s = pieces_[i].slot;
+        if (g_.stream(s) == root_stream()) continue;
+        device_guard guard(g_.device(s));
+        g_.executor().slot(s).done().record(g_.stream(s));
+        g_.executor().slot(s).done().order_before(root_stream());
+      }
+    } catch (...) {
+      // The original error is what the caller sees; a failure here means the device is lost.
+    }
+  }
+
+  group_state& group() noexcept { return g_; }
+  slot_scratch& root() noexcept { return root_; }
+  std::size_t root_slot() const noexcept { return root_slot_; }
+  cudaStream_t root_stream() const { return g_.stream(root_slot_); }
+  int root_device() const { return g_.device(root_slot_); }
+
+  /// Before piece i's step touches the arena: its stream follows the fork.
+  void enter(const piece_context& ctx) {
+    entered_[ctx.index] = 1;
+    if (ctx.stream != root_stream()) root_.fork().order_before(ctx.stream);
+  }
+  /// After piece i's step is enqueued: its work is marked done for the root to join.
+  void leave(const piece_context& ctx) {
+    if (ctx.stream != root_stream()) g_.executor().slot(ctx.slot).done().record(ctx.stream);
+  }
+  /// The root waits for every step that entered.
+  void join() {
+    for (std::size_t i = 0; i < pieces_.size(); ++i) {
+      if (!entered_[i]) continue;
+      const std::size_t s = pieces_[i].slot;
+      if (g_.stream(s) != root_stream()) g_.executor().slot(s).done().order_before(root_stream());
+    }
+    joined_ = true;
+  }
+  /// A second round reads what the root wrote after join(): the root records its fork
+  /// event again and the next steps wait for it.
+  void fork_again() {
+    guard_->set(root_device());
+    root_.fork().record(root_stream());
+    joined_ = false;
+    std::fill(entered_.begin(), entered_.end(), 0);
+  }
+  /// The steps of the last round read the arena after the call returns (scans read their
+  /// carries): remember them, so that the next call on this root waits for them first.
+  void leave_readers() {
+    for (std::size_t i = 0; i < pieces_.size(); ++i)
+      if (entered_[i]) readers().push_back(pieces_[i].slot);
+    joined_ = true;
+  }
+  /// The arena on the root, for `bytes`, by the group's merge route for `kind`.
+  void* arena(std::size_t bytes, merge_kind kind) {
+    return g_.merge(kind) == merge_route::device ? root_.partials(bytes) : root_.mapped_partials(bytes);
+  }
+
+ private:
+  std::vector<std::size_t>& readers() { return root_.readers(); }
+  group_state& g_;
+  std::unique_lock<std::mutex> lock_;
+  const std::vector<transfer::piece>& pieces_;
+  std::size_t root_slot_;
+  slot_scratch& root_;
+  std::optional<device_guard> guard_;
+  std::vector<char>& entered_;
+  bool joined_ = false;
+};
+
+/// Aligned offset of the carries after `count` partials of P.
+template <class P, class T>
+constexpr std::size_t carries_offset(std::size_t count) {
+  constexpr std::size_t a = alignof(T) > alignof(P) ? alignof(T) : alignof(P);
+  return (count * sizeof(P) + a - 1) / a * a;
+}
+
+/// Reduces every piece into a partial with `reduce_piece(ctx, P* out, bool first)` (the first
+/// piece folds in the caller's init), folds the partials in order on the first piece's
+/// device, and returns a future for the unwrapped result. `fallback` is the value of an
+/// empty range. With `front`, the fold starts from *front (for steps that cannot fold an
+/// init in themselves).
+template <class T, class P, class POp, class U, class ReducePiece>
+future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePiece&& reduce_piece,
+                        const P* front = nullptr) {
+  if (range.pieces.empty()) return future<T>(fallback);
+  const device_group& group = range.group();
+  group_state& g = group.state();
+  const std::size_t k = range.pieces.size();
+  const std::size_t root = range.pieces[0].slot;
+  staging_pool::lease result = g.staging().acquire(sizeof(T));
+  T* result_slot = result.template as<T>();
+  {
+    collective_call call(range);
+    result.order_before(call.root_stream());
+    if constexpr (std::is_same_v<P, T>) {
+      if (k == 1 && front == nullptr) {
+        // One piece: CUB writes the finished value straight into mapped host memory.
+        for_each_piece(range, [&](const piece_context& ctx) {
+          call.enter(ctx);
+          reduce_piece(ctx, result_slot, true);
+          call.leave(ctx);
+        });
+        call.join();
+        result.fence(g.device(root), g.stream(root));
+        event_pool::handle done = g.events().record(g.device(root), g.stream(root));
+        return future<T>(group, std::move(result), result_slot, std::move(done));
+      }
+    }
+    P* partials = static_cast<P*>(call.arena(k * sizeof(P), merge_kind::reduction));
+    for_each_piece(range, [&](const piece_context& ctx) {
+      call.enter(ctx);
+      reduce_piece(ctx, partials + ctx.index, ctx.index == 0);
+      call.leave(ctx);
+    });
+    call.join();
+    device_guard guard(g.device(root));
+    fold_partials<<<1, 1, 0, g.stream(root)>>>(static_cast<const P*>(partials), k, op, result_slot,
+                                               front ? *front : P{}, front != nullptr);
+    check_launch("fold_partials");
+    schedule_note_work(g.stream(root), "fold_partials");
+  }
+  result.fence(g.device(root), g.stream(root));
+  event_pool::handle done = g.events().record(g.device(root), g.stream(root));
+  return future<T>(group, std::move(result), result_slot, std::move(done));
+}
+
+/// Reduce-then-scan over the pieces of `range`. Pieces 0..k-2 are reduced into partials by
+/// `reduce_piece(ctx, P* out, bool first)`, all at once; one tiny scan on the root turns the
+/// partials into every piece's carry; then `scan_piece(ctx, const T* carry)` runs each
+/// piece's scan reading its carry at run time (nullptr for piece 0, which needs none and
+/// waits for nobody). The last piece's total is needed by nobody and is never computed.
+template <class T, class P, class POp, class U, class ReducePiece, class ScanPiece>
+void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, ScanPiece&& scan_piece) {
+  const std::size_t k = range.pieces.size();
+  if (k == 0) return;
+  if (k == 1) {
+    for_each_piece(range, [&](const piece_context& ctx) { scan_piece(ctx, static_cast<const T*>(nullptr)); });
+    return;
+  }
+  collective_call call(range);
+  std::byte* arena = static_cast<std::byte*>(call.arena(carries_offset<P, T>(k) + k * sizeof(T), merge_kind::scan));
+  P* partials = reinterpret_cast<P*>(arena);
+  T* carries = reinterpret_cast<T*>(arena + carries_offset<P, T>(k));
+  // Round 1: local reductions of pieces 0..k-2; piece 0 scans at once, needing no carry.
+  for_each_piece(range, [&](const piece_context& ctx) {
+    if (ctx.index + 1 == k) return;
+    call.enter(ctx);
+    reduce_piece(ctx, partials + ctx.index, ctx.index == 0);
+    call.leave(ctx);
+  });
+  call.join();
+  {
+    device_guard guard(call.root_device());
+    scan_partials<<<1, 1, 0, call.root_stream()>>>(static_cast<const P*>(partials), k - 1, op, carries);
+    check_launch("scan_partials");
+    schedule_note_work(call.root_stream(), "scan_partials");
+  }
+  // Round 2: every piece scans; pieces after the first read their carry.
+  call.fork_again();
+  for_each_piece(range, [&](const piece_context& ctx) {
+    if (ctx.index == 0) {
+      scan_piece(ctx, static_cast<const T*>(nullptr));
+      return;
+    }
+    call.enter(ctx);
+    scan_piece(ctx, static_cast<const T*>(carries + (ctx.index - 1)));
+    call.leave(ctx);
+  });
+  call.leave_readers();
+}
+
+}  // namespace multigpu::detail

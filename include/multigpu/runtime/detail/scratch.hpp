@@ -1,0 +1,97 @@
+#pragma once
+// Persistent scratch of the executor, one per slot, owned by the group. Algorithms need
+// temporary storage (CUB's), a few arrays of their own (block partials of the order-keeping
+// reduction) and, on the slot that roots a collective, room for the partials and carries of
+// every piece. Allocating those per call cost a pool round trip each; here they are kept,
+// grown on demand and reused in stream order:
+// - temporary and auxiliary storage are used only by work on the slot's own stream, so the
+//   next call on that stream reuses them after the previous one by stream order alone;
+// - the partials arena of a root is written by the other slots' steps and read by the root's
+//   fold; every such step waits for the root's fork event, recorded after the previous
+//   call's fold, and the fold waits for every step (also on the error path), so uses of the
+//   arena never overlap.
+// Scratch comes from a pool of its own per device (peer access granted like the data pools'),
+// so that the data pools' use counters show only data and in-flight temporaries.
+
+#include <multigpu/core/event.hpp>
+#include <multigpu/memory/device_pool.hpp>
+#include <multigpu/memory/pinned_buffer.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace multigpu::detail {
+
+class slot_scratch {
+ public:
+  slot_scratch(int device, cudaStream_t stream, device_pool& pool);
+  ~slot_scratch();
+  slot_scratch(const slot_scratch&) = delete;
+  slot_scratch& operator=(const slot_scratch&) = delete;
+
+  int device() const noexcept { return device_; }
+  int multiprocessors() const noexcept { return multiprocessors_; }
+
+  /// At least `bytes` of device memory for CUB's temporary storage, valid for work enqueued
+  /// on this slot's stream until the next call of temporary().
+  void* temporary(std::size_t bytes) { return grow(temporary_, bytes); }
+  /// Like temporary(), a second region for a step's own arrays.
+  void* auxiliary(std::size_t bytes) { return grow(auxiliary_, bytes); }
+  /// Device memory for the partials of a collective rooted at this slot (device route).
+  void* partials(std::size_t bytes) { return grow(partials_, bytes); }
+  /// Pinned, mapped host memory for the partials of a collective rooted at this slot
+  /// (host-mapped route). Outgrown blocks are kept until the group dies: a kernel of an
+  /// earlier call may still write them.
+  void* mapped_partials(std::size_t bytes);
+
+  /// Recorded on the root when a collective starts; the other slots' steps wait for it.
+  const event& fork() const noexcept { return fork_; }
+  /// Recorded on a slot when its local step of a collective is enqueued.
+  const event& done() const noexcept { return done_; }
+
+  /// Slots that read this root's arena after the last collective it rooted returned.
+  std::vector<std::size_t>& readers() noexcept { return readers_; }
+  /// Per piece of the current collective rooted here: whether its step started.
+  std::vector<char>& entered() noexcept { return entered_; }
+
+  /// Device bytes held by this slot's scratch.
+  std::size_t device_bytes() const noexcept { return temporary_.capacity + auxiliary_.capacity + partials_.capacity; }
+  std::size_t host_bytes() const noexcept;
+
+ private:
+  struct region {
+    void* data = nullptr;
+    std::size_t capacity = 0;
+  };
+  void* grow(region& r, std::size_t bytes);
+
+  int device_;
+  cudaStream_t stream_;
+  device_pool* pool_;
+  int multiprocessors_ = 0;
+  region temporary_, auxiliary_, partials_;
+  std::vector<pinned_buffer> mapped_;  // the last one is current
+  event fork_, done_;
+  std::vector<std::size_t> readers_;
+  std::vector<char> entered_;
+};
+
+/// The executor's state for a group: scratch per slot and the lock that makes one collective
+/// call at a time use it (calls from several host threads on one group enqueue in turn).
+class executor_state {
+ public:
+  executor_state(const std::vector<int>& slot_devices, const std::vector<cudaStream_t>& streams,
+                 const std::vector<device_pool*>& scratch_pools);
+  slot_scratch& slot(std::size_t s) { return *slots_.at(s); }
+  std::mutex& mutex() noexcept { return mutex_; }
+  std::size_t device_bytes() const noexcept;
+  std::size_t host_bytes() const noexcept;
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<slot_scratch>> slots_;
+};
+
+}  // namespace multigpu::detail
