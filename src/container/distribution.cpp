@@ -40,11 +40,11 @@ distribution::location distribution::locate(std::size_t i) const {
   return {s, i - offsets_[s]};
 }
 
-std::vector<transfer::piece> distribution::split(std::size_t first, std::size_t last) const {
+std::vector<piece> distribution::split(std::size_t first, std::size_t last) const {
   MULTIGPU_EXPECTS(first <= last && last <= size(),
                    detail::concat("the range [", first, ", ", last,
                                   ") is not a valid range of a vector of size ", size()));
-  std::vector<transfer::piece> pieces;
+  std::vector<piece> pieces;
   if (first == last) return pieces;
   std::size_t s = locate(first).segment;
   for (; s < segment_count() && offsets_[s] < last; ++s) {
@@ -55,7 +55,7 @@ std::vector<transfer::piece> distribution::split(std::size_t first, std::size_t 
   return pieces;
 }
 
-bool aligned(std::span<const transfer::piece> a, std::span<const transfer::piece> b) noexcept {
+bool aligned(std::span<const piece> a, std::span<const piece> b) noexcept {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
     if (a[i].slot != b[i].slot || a[i].count != b[i].count) return false;

@@ -3,6 +3,7 @@
 #include <multigpu/core/device_guard.hpp>
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace multigpu::detail {
 
@@ -48,6 +49,21 @@ executor_state::executor_state(const std::vector<int>& slot_devices, const std::
   slots_.reserve(slot_devices.size());
   for (std::size_t s = 0; s < slot_devices.size(); ++s)
     slots_.push_back(std::make_unique<slot_scratch>(slot_devices[s], streams[s], *scratch_pools[s]));
+}
+
+executor_lock::executor_lock(executor_state& state) : state_(&state) {
+  if (state.owner_.load() == std::this_thread::get_id())
+    throw std::logic_error(
+        "multigpu: a collective algorithm (reduce, scan, count, min/max_element, ...) was called on a group "
+        "from inside another collective call on the same group (a reduce_segments callback?); the "
+        "callback may only enqueue work on its segment's stream");
+  state.mutex_.lock();
+  state.owner_.store(std::this_thread::get_id());
+}
+
+executor_lock::~executor_lock() {
+  state_->owner_.store(std::thread::id{});
+  state_->mutex_.unlock();
 }
 
 std::size_t executor_state::device_bytes() const noexcept {

@@ -236,3 +236,14 @@ TEST(Schedule, RepeatedCallsAllocateNothingFromThePools) {
   EXPECT_EQ(g.pool(0).usage().peak_used_bytes, before) << "a repeated call allocated from the data pool";
   EXPECT_EQ(w[v.size() - 1], static_cast<float>(v.size() - 1));
 }
+
+TEST(Schedule, ACollectiveInsideAnotherOnTheSameGroupIsRefused) {
+  mg::device_group g = repeated(2, {});
+  mg::distributed_vector<int> v(1001, g);
+  mg::fill(v, 1);
+  EXPECT_THROW((void)mg::reduce_segments(v, 0, cuda::std::plus<>{},
+                                         [&](mg::segment_view<int>, int*) { (void)mg::reduce(v); }),
+               std::logic_error);
+  // The group stays usable.
+  EXPECT_EQ(mg::reduce(v), 1001);
+}

@@ -18,6 +18,7 @@
 #include <multigpu/memory/device_pool.hpp>
 #include <multigpu/runtime/detail/group_state.hpp>
 #include <multigpu/runtime/device_group.hpp>
+#include <multigpu/transfer/copy_plan.hpp>
 #include <multigpu/transfer/device_copy.hpp>
 #include <multigpu/transfer/host_transfer.hpp>
 

@@ -6,7 +6,7 @@
 // containers use; explicit sizes describe any other layout (weighted splits, or temporaries
 // that must line up with part of another vector).
 
-#include <multigpu/transfer/copy_plan.hpp>
+#include <multigpu/container/piece.hpp>
 
 #include <cstddef>
 #include <span>
@@ -39,7 +39,7 @@ class distribution {
   location locate(std::size_t i) const;
   /// The pieces covering [first, last), in global order, one per segment it touches
   /// (segments it does not touch are left out). first <= last <= size().
-  std::vector<transfer::piece> split(std::size_t first, std::size_t last) const;
+  std::vector<piece> split(std::size_t first, std::size_t last) const;
 
   friend bool operator==(const distribution&, const distribution&) = default;
 
@@ -49,6 +49,6 @@ class distribution {
 
 /// Two ranges line up when they split into pieces on the same slots with the same counts:
 /// then element-wise work runs segment by segment with no data movement.
-bool aligned(std::span<const transfer::piece> a, std::span<const transfer::piece> b) noexcept;
+bool aligned(std::span<const piece> a, std::span<const piece> b) noexcept;
 
 }  // namespace multigpu

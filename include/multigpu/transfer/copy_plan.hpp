@@ -3,19 +3,16 @@
 // the source side and where they must go on the destination side (each a list of pieces
 // in global order), list the contiguous moves from one segment to another.
 
+#include <multigpu/container/piece.hpp>
+
 #include <cstddef>
 #include <span>
 #include <vector>
 
 namespace multigpu::transfer {
 
-/// A contiguous run of elements of a range inside one slot's segment.
-struct piece {
-  std::size_t slot;          ///< which segment (slot) holds it
-  std::size_t local_offset;  ///< element offset inside that segment
-  std::size_t count;         ///< number of elements
-  friend bool operator==(const piece&, const piece&) = default;
-};
+/// Plans speak of the container's pieces (container/piece.hpp).
+using multigpu::piece;
 
 /// Elements [src_offset, src_offset + count) of segment src_slot go to
 /// [dst_offset, dst_offset + count) of segment dst_slot.

@@ -46,7 +46,7 @@ class collective_call {
   template <class T>
   explicit collective_call(const range_ref<T>& range)
       : g_(range.group().state()),
-        lock_(g_.executor().mutex()),
+        lock_(g_.executor()),
         pieces_(range.pieces),
         root_slot_(pieces_[0].slot),
         root_(g_.executor().slot(root_slot_)),
@@ -127,7 +127,7 @@ class collective_call {
  private:
   std::vector<std::size_t>& readers() { return root_.readers(); }
   group_state& g_;
-  std::unique_lock<std::mutex> lock_;
+  executor_lock lock_;
   const std::vector<transfer::piece>& pieces_;
   std::size_t root_slot_;
   slot_scratch& root_;

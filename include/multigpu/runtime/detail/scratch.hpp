@@ -19,7 +19,9 @@
 
 #include <cstddef>
 #include <memory>
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace multigpu::detail {
@@ -78,6 +80,20 @@ class slot_scratch {
   std::vector<char> entered_;
 };
 
+class executor_state;
+
+/// Held for one collective call: the executor's mutex and the owning thread.
+class executor_lock {
+ public:
+  explicit executor_lock(executor_state& state);
+  ~executor_lock();
+  executor_lock(const executor_lock&) = delete;
+  executor_lock& operator=(const executor_lock&) = delete;
+
+ private:
+  executor_state* state_;
+};
+
 /// The executor's state for a group: scratch per slot and the lock that makes one collective
 /// call at a time use it (calls from several host threads on one group enqueue in turn).
 class executor_state {
@@ -85,13 +101,18 @@ class executor_state {
   executor_state(const std::vector<int>& slot_devices, const std::vector<cudaStream_t>& streams,
                  const std::vector<device_pool*>& scratch_pools);
   slot_scratch& slot(std::size_t s) { return *slots_.at(s); }
-  std::mutex& mutex() noexcept { return mutex_; }
+  /// Locks the executor for one collective call. A thread that already holds it (a
+  /// reduce_segments callback that starts another collective on the same group) gets
+  /// std::logic_error instead of a deadlock or a corrupted arena.
+  /// (See executor_lock.)
   std::size_t device_bytes() const noexcept;
   std::size_t host_bytes() const noexcept;
 
  private:
   std::mutex mutex_;
+  std::atomic<std::thread::id> owner_{};
   std::vector<std::unique_ptr<slot_scratch>> slots_;
+  friend class executor_lock;
 };
 
 }  // namespace multigpu::detail

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Builds on the GPU machine and runs what is asked, leaving logs in $OUT (device runs only).
+# Usage: tools/gpu_suite.sh [targets...] -- [steps...]
+#   targets: CMake targets to build (default: all)
+#   steps:   ctest | ctest:<regex> | mpi | memcheck:<binary>[:<gtest filter>] | bench:<binary>[:<filter>] | readme
+set -u
+export PATH=/opt/torch/.venv/bin:$PATH
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+targets=()
+while [[ $# -gt 0 && $1 != -- ]]; do targets+=("$1"); shift; done
+[[ ${1:-} == -- ]] && shift
+nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+start=$(date +%s)
+cmake -S . -B build-gpu -G Ninja -DCMAKE_CUDA_ARCHITECTURES=native > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+if [[ ${#targets[@]} -eq 0 ]]; then
+  cmake --build build-gpu > "$out/build.log" 2>&1
+else
+  cmake --build build-gpu --target "${targets[@]}" > "$out/build.log" 2>&1
+fi
+rc=$?
+echo "build: rc $rc in $(( $(date +%s) - start ))s"
+[[ $rc -ne 0 ]] && { grep -E "error|FAILED" -A3 "$out/build.log" | head -60; exit 1; }
+status=0
+for step in "$@"; do
+  t0=$(date +%s)
+  case $step in
+    ctest) ctest --test-dir build-gpu --output-on-failure > "$out/ctest.log" 2>&1; r=$?
+           grep -E "tests passed|Total Test time|\*\*\*|Failed|Skipped|Not Run" "$out/ctest.log" | tail -30 ;;
+    ctest:*) ctest --test-dir build-gpu --output-on-failure -R "${step#ctest:}" > "$out/ctest_r.log" 2>&1; r=$?
+           grep -E "tests passed|Total Test time|\*\*\*|Failed|FAILED|Failure|Expected|Which is|Value of" "$out/ctest_r.log" | tail -60 ;;
+    mpi) ctest --test-dir build-gpu --output-on-failure -L mpi > "$out/mpi.log" 2>&1; r=$?
+           grep -E "tests passed|Total Test time|\*\*\*|Failed|FAILED|Failure" "$out/mpi.log" | tail -30 ;;
+    memcheck:*) IFS=: read -r _ bin filter <<< "$step"
+           MULTIGPU_TEST_SMALL=1 timeout 500 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+             "build-gpu/tests/$bin" --gtest_brief=1 --gtest_filter="${filter:-*}" > "$out/memcheck_$bin.log" 2>&1; r=$?
+           echo "memcheck $bin: rc $r; $(grep -E 'ERROR SUMMARY' "$out/memcheck_$bin.log" | tail -1)" ;;
+    bench:*) IFS=: read -r _ bin filter <<< "$step"
+           timeout 500 "build-gpu/benchmarks/$bin" --benchmark_filter="${filter:-.}" --benchmark_out="$out/$bin.json" \
+             --benchmark_out_format=json > "$out/$bin.txt" 2>&1; r=$?
+           echo "$bin: rc $r" ;;
+    *) echo "unknown step $step"; r=2 ;;
+  esac
+  echo "step $step: rc $r in $(( $(date +%s) - t0 ))s"
+  [[ $r -ne 0 ]] && status=1
+done
+exit $status
