@@ -89,13 +89,13 @@ TEST(Distribution, SplitCoversTheRangeInOrder) {
   distribution d = distribution::block(10, 3);  // 4, 3, 3
   auto pieces = d.split(2, 9);
   ASSERT_EQ(pieces.size(), 3u);
-  EXPECT_EQ(pieces[0], (mg::transfer::piece{0, 2, 2}));
-  EXPECT_EQ(pieces[1], (mg::transfer::piece{1, 0, 3}));
-  EXPECT_EQ(pieces[2], (mg::transfer::piece{2, 0, 2}));
+  EXPECT_EQ(pieces[0], (mg::piece{0, 2, 2}));
+  EXPECT_EQ(pieces[1], (mg::piece{1, 0, 3}));
+  EXPECT_EQ(pieces[2], (mg::piece{2, 0, 2}));
   EXPECT_TRUE(d.split(5, 5).empty());
   auto inner = d.split(5, 6);
   ASSERT_EQ(inner.size(), 1u);
-  EXPECT_EQ(inner[0], (mg::transfer::piece{1, 1, 1}));
+  EXPECT_EQ(inner[0], (mg::piece{1, 1, 1}));
   EXPECT_THROW(d.split(3, 11), std::invalid_argument);
   EXPECT_THROW(d.split(4, 3), std::invalid_argument);
 }
