@@ -185,8 +185,19 @@ void expect_slot_two_runs_past_slot_one(const mg::group_options& options, Call c
   mg::iota(v, 1);
   int* flags = nullptr;  // [0] release, [1] raised
   ASSERT_EQ(cudaHostAlloc(reinterpret_cast<void**>(&flags), 2 * sizeof(int), cudaHostAllocMapped), cudaSuccess);
-  flags[0] = flags[1] = 0;
+  // Warm-up: every kernel involved is launched once first. With lazy module loading (the
+  // default), a kernel's first launch loads its module, which waits for the running spin
+  // kernel and would hide what is under test.
+  flags[0] = 1;
+  {
+    mg::device_guard guard(0);
+    spin_until<<<1, 1, 0, g.stream(1)>>>(flags, 1);
+    raise_flag<<<1, 1, 0, g.stream(2)>>>(flags + 1);
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  }
+  call(v, w);
   g.synchronize();
+  flags[0] = flags[1] = 0;
   {
     mg::device_guard guard(0);
     spin_until<<<1, 1, 0, g.stream(1)>>>(flags, 4'000'000'000LL);  // about 2 s at most
@@ -211,7 +222,7 @@ TEST(Schedule, ReduceDoesNotMakeOneSlotWaitForAnother) {
   for (const auto& route : routes()) {
     std::optional<mg::future<int>> result;
     expect_slot_two_runs_past_slot_one(
-        route.options, [&](auto& v, auto&) { result.emplace(mg::reduce_async(v)); },
+        route.options, [&](auto& v, auto&) { result.reset(); result.emplace(mg::reduce_async(v)); },
         ("reduce_async, route " + route.name).c_str());
     const long long n = 30001;
     EXPECT_EQ(result->get(), static_cast<int>(n * (n + 1) / 2)) << route.name;
