@@ -93,6 +93,60 @@ void dispatch_policy_cost(benchmark::State& state) {
   release_cached(g);
 }
 
+/// The cost of one more segment: host wall time of one call on 2^16 floats (blocking: a
+/// reduction returns its value, other calls are followed by a synchronisation) over 1, 2, 4
+/// and 8 slots of GPU 0. Per extra segment = (t(k) - t(1)) / (k - 1), from the JSON.
+/// Arguments: {shape, dispatch (0 caller thread, 1 worker threads), algorithm}.
+/// Algorithms: 0 reduce, 1 dot, 2 transform_reduce (count_if), 3 inclusive_scan,
+/// 4 exclusive_scan, 5 transform, 6 fill, 7 copy.
+struct is_positive {
+  __host__ __device__ bool operator()(float x) const { return x > 0.0f; }
+};
+struct twice {
+  __host__ __device__ float operator()(float x) const { return 2.0f * x; }
+};
+
+void segment_overhead(benchmark::State& state) {
+  if (skip_without_gpu(state)) return;
+  const std::size_t n = std::size_t{1} << 16;
+  mg::group_options options;
+  options.dispatch = state.range(1) ? mg::dispatch_policy::worker_threads : mg::dispatch_policy::caller_thread;
+  const mg::device_group g = group_for(state.range(0), options);
+  static const char* names[] = {"reduce", "dot", "count_if", "inclusive_scan", "exclusive_scan", "transform", "fill", "copy"};
+  const int algorithm = static_cast<int>(state.range(2));
+  state.SetLabel(shape_name(state.range(0)) + ", " + names[algorithm] +
+                 (state.range(1) ? ", worker threads" : ", caller thread"));
+  {
+    mg::distributed_vector<float> x(n, 1.0f, g), y(n, 2.0f, g), z(n, g);
+    float sink = 0;
+    auto once = [&] {
+      switch (algorithm) {
+        case 0: sink += mg::reduce(x); return;
+        case 1: sink += mg::dot(x, y); return;
+        case 2: sink += static_cast<float>(mg::count_if(x, is_positive{})); return;
+        case 3: mg::inclusive_scan(x, z); break;
+        case 4: mg::exclusive_scan(x, z, 0.0f); break;
+        case 5: mg::transform(x, z, twice{}); break;
+        case 6: mg::fill(z, 3.0f); break;
+        case 7: mg::copy(x, z); break;
+      }
+      g.synchronize();
+    };
+    for (int i = 0; i < 20; ++i) once();
+    const std::size_t used_before = g.pool(0).usage().used_bytes;
+    g.pool(0).reset_peak();
+    for (auto _ : state) {
+      auto t0 = std::chrono::steady_clock::now();
+      once();
+      state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    state.counters["pool_bytes_per_call"] =
+        benchmark::Counter(static_cast<double>(g.pool(0).usage().peak_used_bytes - used_before));
+    state.counters["scratch_bytes"] = benchmark::Counter(static_cast<double>(g.scratch_bytes()));
+    benchmark::DoNotOptimize(sink);
+  }
+}
+
 /// Host wall time of one small blocking reduction, ours and Thrust's, in the same run.
 void small_reduce_latency(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
@@ -133,6 +187,11 @@ BENCHMARK(scan_by_route)
     ->MinTime(0.05);
 BENCHMARK(dispatch_policy_cost)
     ->ArgsProduct({{1 << 16, 1 << 20, 1 << 24}, {4, 8}, {0, 1}, {0, 1}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(0.05);
+BENCHMARK(segment_overhead)
+    ->ArgsProduct({{1, 2, 4, 8}, {0, 1}, {0, 1, 2, 3, 4, 5, 6, 7}})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(0.05);
