@@ -284,6 +284,28 @@ TEST(BadInput, ExtensionPreconditionsNameTheirValues) {
   EXPECT_EQ(mg::count(out, 0.0), 100u);
 }
 
+TEST(BadInput, HalosWhoseStorageOverflowsAreRejectedBeforeAnyAllocation) {
+  const auto& g = three_slots();
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  g.synchronize();
+  const std::size_t used = g.pool(0).usage().used_bytes;
+  // own + 2 * width wraps around for the first two; the bytes overflow for the others.
+  for (const std::size_t width : {max, max / 2, max / 2 - 1, max / 8, max / 16 - 2})
+    EXPECT_TRUE(throws_naming<std::length_error>([&] { mg::distributed_vector<double> v(100, mg::halo{width}, g); },
+                                                 {"halo of width " + std::to_string(width), "8 bytes"}));
+  for (const std::size_t width : {max, max / 2})
+    EXPECT_TRUE(throws_naming<std::length_error>([&] { mg::distributed_vector<char> v(7, mg::halo{width}, g); },
+                                                 {"halo of width " + std::to_string(width)}));
+  // An empty vector allocates nothing, so the width is checked when it first gets elements.
+  mg::distributed_vector<int> empty(0, mg::halo{max / 2}, g);
+  EXPECT_TRUE(throws_naming<std::length_error>([&] { empty.resize(10); }, {"halo of width"}));
+  EXPECT_EQ(empty.size(), 0u);
+  g.synchronize();
+  EXPECT_EQ(g.pool(0).usage().used_bytes, used) << "a rejected halo left memory allocated";
+  mg::distributed_vector<int> fine(iota_vector(10), g);
+  EXPECT_EQ(mg::reduce(fine), 45);
+}
+
 TEST(BadInput, TakingAFuturesValueTwiceIsALogicError) {
   mg::distributed_vector<int> v(100, 1, three_slots());
   auto pending = mg::reduce_async(v);

@@ -26,8 +26,10 @@
 #include <cstddef>
 #include <initializer_list>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <ranges>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -310,6 +312,17 @@ class distributed_vector {
   }
 
   void allocate(const distribution& layout) {
+    // A halo so wide that a segment's storage (own + 2 * width elements) overflows the size
+    // type is rejected before anything is allocated.
+    const std::size_t max_elements = std::numeric_limits<std::size_t>::max() / sizeof(T);
+    for (std::size_t s = 0; s < layout.segment_count(); ++s) {
+      const std::size_t own = layout.segment_size(s);
+      MULTIGPU_EXPECTS_AS(own == 0 || (own <= max_elements && halo_.width <= (max_elements - own) / 2),
+                          std::length_error,
+                          detail::concat("distributed_vector: a halo of width ", halo_.width, " around segment ", s,
+                                         " of ", own, " elements needs more than ", max_elements, " elements of ",
+                                         sizeof(T), " bytes"));
+    }
     std::vector<device_buffer<T>> buffers;
     buffers.reserve(layout.segment_count());
     // On failure the buffers already made are released on their streams by ~vector.
