@@ -18,9 +18,7 @@ void transform(In first, In last, segmented_iterator<U, false> out, F f) {
   using T = typename In::value_type;
   auto [v, begin, count] = detail::unpack_range("transform", first, last);
   if (count == 0) return;
-  auto& out_vector = *out.container();
-  detail::expect_same_length("transform", count,
-                             out.index() <= out_vector.size() ? std::min(count, out_vector.size() - out.index()) : 0);
+  auto& out_vector = detail::unpack_output("transform", out, count);
   detail::range_ref<T> range(*v, begin, count);
   detail::aligned_output<U> result(range, out_vector, out.index());
   detail::for_each_piece(range, [&](const detail::piece_context& ctx) {
@@ -41,10 +39,8 @@ void transform(In1 first1, In1 last1, In2 first2, segmented_iterator<U, false> o
   using B = typename In2::value_type;
   auto [v, begin, count] = detail::unpack_range("transform", first1, last1);
   if (count == 0) return;
-  auto& b_vector = *first2.container();
-  auto& out_vector = *out.container();
-  detail::expect_same_length("transform", count, std::min(count, b_vector.size() - std::min(first2.index(), b_vector.size())));
-  detail::expect_same_length("transform", count, std::min(count, out_vector.size() - std::min(out.index(), out_vector.size())));
+  auto& b_vector = detail::unpack_output("transform", first2, count, "second input");
+  auto& out_vector = detail::unpack_output("transform", out, count);
   detail::range_ref<A> range(*v, begin, count);
   detail::aligned_input<B> second(range, b_vector, first2.index());
   detail::aligned_output<U> result(range, out_vector, out.index());

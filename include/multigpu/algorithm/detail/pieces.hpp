@@ -122,6 +122,23 @@ inline void expect_same_length(const char* algorithm, std::size_t a, std::size_t
                                   "; they must be the same length"));
 }
 
+/// The vector behind `it`, where an algorithm writes (or, for a second input, reads) `count`
+/// elements from it: std::invalid_argument unless it belongs to a vector (a
+/// default-constructed iterator does not) with room for them, naming the length and the
+/// room. `role` says which operand it is ("output", "second input").
+template <class I>
+auto& unpack_output(const char* algorithm, I it, std::size_t count, const char* role = "output") {
+  MULTIGPU_EXPECTS(it.container() != nullptr,
+                   concat(algorithm, ": the ", role, " iterator does not belong to a vector (default-constructed?)",
+                          " but ", count, " elements go through it"));
+  const std::size_t size = it.container()->size();
+  const std::size_t room = it.index() <= size ? size - it.index() : 0;
+  MULTIGPU_EXPECTS(count <= room, concat(algorithm, ": the input has ", count, " elements but the ", role,
+                                         " has ", room, " from index ", it.index(), " (vector size ", size,
+                                         "): it must have room for all of them"));
+  return *it.container();
+}
+
 /// The (vector, first, last) behind an iterator range, with checks.
 template <class I>
 auto unpack_range(const char* algorithm, I first, I last) {
