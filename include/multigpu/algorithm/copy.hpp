@@ -19,7 +19,9 @@ concept contiguous_iterator_of = std::contiguous_iterator<It> && std::same_as<st
 }  // namespace detail
 
 /// Device to device: [first, last) into [out, out + (last - first)). Returns the end of
-/// the output range. Overlapping ranges of one vector are not allowed.
+/// the output range. The ranges may overlap within one vector: the result is as memmove's
+/// (every element read before any is written; the overlapping case goes through a
+/// temporary of `last - first` elements).
 template <segmented_iterator_type In, class T>
   requires std::same_as<typename In::value_type, T>
 segmented_iterator<T, false> copy(In first, In last, segmented_iterator<T, false> out) {

@@ -2,6 +2,9 @@
 // transform: out[i] = f(in[i]) or f(a[i], b[i]), one grid per segment through
 // cub::DeviceTransform (what thrust::transform uses). Operands that do not line up with
 // the first input are redistributed first (slower); aligned ones cost nothing extra.
+// In place (the output is an input, from the same index) is allowed. An output that
+// overlaps an input of the same vector at another index (a shift) is written to a
+// temporary first, so the result is as if every input were read before any output written.
 
 #include <multigpu/algorithm/detail/cub_call.hpp>
 #include <multigpu/algorithm/detail/merge.hpp>
@@ -43,7 +46,9 @@ void transform(In1 first1, In1 last1, In2 first2, segmented_iterator<U, false> o
   auto& out_vector = detail::unpack_output("transform", out, count);
   detail::range_ref<A> range(*v, begin, count);
   detail::aligned_input<B> second(range, b_vector, first2.index());
-  detail::aligned_output<U> result(range, out_vector, out.index());
+  // An output shifted against either input goes through a temporary (see aligned_output).
+  detail::aligned_output<U> result(range, out_vector, out.index(),
+                                   detail::overlaps_shifted(b_vector, first2.index(), out_vector, out.index(), count));
   detail::for_each_piece(range, [&](const detail::piece_context& ctx) {
     const A* a = range.data(ctx.index);
     const B* b = second.data(ctx.index);

@@ -257,9 +257,22 @@ class distributed_vector {
   }
 
   /// Copies elements [src_first, src_first + count) of `source` (any group, any layout) to
-  /// [dst_first, dst_first + count) of this vector, over peers or through the host.
+  /// [dst_first, dst_first + count) of this vector, over peers or through the host. The
+  /// two ranges may overlap when `source` is this vector: the result is as memmove's.
   void copy_range_from(const distributed_vector& source, size_type src_first, size_type count,
                        size_type dst_first) {
+    if (&source == this && count > 0) {
+      if (src_first == dst_first) return;
+      const size_type gap = src_first < dst_first ? dst_first - src_first : src_first - dst_first;
+      if (gap < count) {
+        // The moves between slot pairs run in no particular order, so one of them could
+        // overwrite elements that another still has to read: read them all out first.
+        distributed_vector staged(group_, distribution::block(count, group_.size()));
+        staged.copy_range_from(*this, src_first, count, 0);
+        copy_range_from(staged, 0, count, dst_first);
+        return;
+      }
+    }
     auto from = source.layout_.split(src_first, src_first + count);
     auto to = layout_.split(dst_first, dst_first + count);
     std::vector<transfer::byte_move> moves;

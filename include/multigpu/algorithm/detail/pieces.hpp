@@ -40,6 +40,20 @@ distribution layout_like(const range_ref<T>& reference) {
   return distribution::from_sizes(sizes);
 }
 
+/// True when [a_first, a_first + count) of `a` and [b_first, b_first + count) of `b` are
+/// the same vector's elements partly in common but not from the same index: the case in
+/// which an element-wise call done in place would read elements it already overwrote.
+template <class A, class B>
+bool overlaps_shifted(const distributed_vector<A>& a, std::size_t a_first, const distributed_vector<B>& b,
+                      std::size_t b_first, std::size_t count) noexcept {
+  if constexpr (!std::is_same_v<A, B>) {
+    return false;
+  } else {
+    if (&a != &b || a_first == b_first || count == 0) return false;
+    return a_first < b_first ? b_first - a_first < count : a_first - b_first < count;
+  }
+}
+
 /// An input operand lined up with a reference range: the operand itself when it is aligned,
 /// otherwise a lined-up temporary holding a copy of it.
 template <class U>
@@ -65,10 +79,14 @@ class aligned_input {
 template <class U>
 class aligned_output {
  public:
+  /// `stage` forces the temporary; so does an output that overlaps the reference range of
+  /// the same vector at another index (a shifted in-place call), which written in place
+  /// would overwrite elements before they are read.
   template <class T>
-  aligned_output(const range_ref<T>& reference, distributed_vector<U>& v, std::size_t first)
+  aligned_output(const range_ref<T>& reference, distributed_vector<U>& v, std::size_t first, bool stage = false)
       : target_(&v), first_(first), range_(v, first, reference.count) {
-    if (v.group() == reference.group() && aligned(range_.pieces, reference.pieces)) return;
+    stage = stage || overlaps_shifted(*reference.vector, reference.first, v, first, reference.count);
+    if (!stage && v.group() == reference.group() && aligned(range_.pieces, reference.pieces)) return;
     temp_.emplace(reference.group(), layout_like(reference));
     range_ = range_ref<U>(*temp_, 0, reference.count);
   }
