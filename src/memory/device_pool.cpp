@@ -15,9 +15,12 @@ struct pool_registry {
   std::mutex mutex;
   std::vector<device_pool*> pools;
 
+  // Never destroyed: a pool in static storage (a group or vector at namespace scope) is
+  // destroyed at exit after any function-local static made during main, and still removes
+  // itself from here.
   static pool_registry& instance() {
-    static pool_registry registry;
-    return registry;
+    static pool_registry* const registry = new pool_registry;
+    return *registry;
   }
   void add(device_pool* p) {
     std::lock_guard lock(mutex);

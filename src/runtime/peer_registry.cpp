@@ -5,8 +5,10 @@
 namespace multigpu::detail {
 
 peer_registry& peer_registry::instance() {
-  static peer_registry registry;
-  return registry;
+  // Never destroyed: a group in static storage is destroyed at exit after any
+  // function-local static made during main, and still releases its peer access here.
+  static peer_registry* const registry = new peer_registry;
+  return *registry;
 }
 
 bool peer_registry::can_access(int from, int to) {
