@@ -84,6 +84,12 @@ peer_matrix peer_registry::snapshot(int device_count) {
   return m;
 }
 
+int peer_registry::holders(int from, int to) {
+  std::lock_guard lock(mutex_);
+  auto it = references_.find({from, to});
+  return it == references_.end() ? 0 : it->second;
+}
+
 void peer_registry::set_forced_failure(int from, int to, bool fail) {
   std::lock_guard lock(mutex_);
   if (fail)
