@@ -117,11 +117,15 @@ void device_pool::reset_peak() {
 
 void device_pool::grant_access(int peer_device) {
   if (peer_device == device_) return;
+  std::lock_guard lock(access_mutex_);
+  if (std::find(granted_.begin(), granted_.end(), peer_device) != granted_.end()) return;
+  granted_.reserve(granted_.size() + 1);
   cudaMemAccessDesc desc{};
   desc.location.type = cudaMemLocationTypeDevice;
   desc.location.id = peer_device;
   desc.flags = cudaMemAccessFlagsProtReadWrite;
   MULTIGPU_CUDA_TRY(cudaMemPoolSetAccess(pool_, &desc, 1));
+  granted_.push_back(peer_device);
 }
 
 void device_pool::trim(std::size_t keep_bytes) {

@@ -110,6 +110,12 @@ void copy_between(group_state& source_group, group_state& destination_group,
     // waits for the other side's earlier work, and the other side then waits for the copy.
     const endpoint& issuer = r.issued_by_destination ? dst : src;
     const endpoint& other = r.issued_by_destination ? src : dst;
+    if (!same_group) {
+      // The route comes from the process-wide record of enabled links, but a group grants
+      // its pools only to its own devices' peers: let the issuing device reach the other
+      // side's pool before copying over the link (a no-op once granted).
+      other.group->pool_of_device(other.device()).grant_access(issuer.device());
+    }
     device_guard guard(issuer.device());
     order(other, issuer);
     for (const byte_move& m : pair_moves) copy_on_stream(m, src, dst, r.kind, issuer.stream());
