@@ -15,9 +15,12 @@ struct pool_registry {
   std::mutex mutex;
   std::vector<device_pool*> pools;
 
+  // Never destroyed: a pool in static storage (a group or vector at namespace scope) is
+  // destroyed at exit after any function-local static made during main, and still removes
+  // itself from here.
   static pool_registry& instance() {
-    static pool_registry registry;
-    return registry;
+    static pool_registry* const registry = new pool_registry;
+    return *registry;
   }
   void add(device_pool* p) {
     std::lock_guard lock(mutex);
@@ -114,11 +117,15 @@ void device_pool::reset_peak() {
 
 void device_pool::grant_access(int peer_device) {
   if (peer_device == device_) return;
+  std::lock_guard lock(access_mutex_);
+  if (std::find(granted_.begin(), granted_.end(), peer_device) != granted_.end()) return;
+  granted_.reserve(granted_.size() + 1);
   cudaMemAccessDesc desc{};
   desc.location.type = cudaMemLocationTypeDevice;
   desc.location.id = peer_device;
   desc.flags = cudaMemAccessFlagsProtReadWrite;
   MULTIGPU_CUDA_TRY(cudaMemPoolSetAccess(pool_, &desc, 1));
+  granted_.push_back(peer_device);
 }
 
 void device_pool::trim(std::size_t keep_bytes) {

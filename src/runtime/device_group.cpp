@@ -6,6 +6,7 @@
 #include "peer_registry.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <iomanip>
 #include <sstream>
@@ -44,6 +45,10 @@ int device_count_or_throw() {
 }  // namespace
 
 namespace detail {
+namespace {
+// testing::fail_group_constructions: how many more group constructions fail on purpose.
+std::atomic<int> failing_constructions{0};
+}  // namespace
 
 group_state::group_state(std::vector<int> devices, group_options options)
     : slot_devices_(std::move(devices)), options_(options) {
@@ -70,13 +75,11 @@ group_state::group_state(std::vector<int> devices, group_options options)
   streams_.reserve(slot_devices_.size());
   for (int id : slot_devices_) streams_.emplace_back(id);
 
-  if (options_.peers == peer_policy::automatic) {
-    try {
-      enable_peers();
-    } catch (...) {
-      for (auto [from, to] : peers_) peer_registry::instance().release(from, to);
-      throw;
-    }
+  // Should anything below throw, peers_ gives the access it holds back as it is destroyed.
+  if (options_.peers == peer_policy::automatic) enable_peers();
+  if (failing_constructions.load() > 0) {
+    failing_constructions.fetch_sub(1);
+    throw std::runtime_error("device_group: construction failed on purpose (multigpu::testing::fail_group_constructions)");
   }
   {
     std::vector<cudaStream_t> raw;
@@ -94,8 +97,14 @@ group_state::group_state(std::vector<int> devices, group_options options)
   scan_merge_ = choose_merge_route(options_.merge, options_.peers, slot_devices_, 0, links_, merge_kind::scan);
 }
 
+void peer_holds::release() noexcept {
+  for (auto [from, to] : pairs_) peer_registry::instance().release(from, to);
+  pairs_.clear();
+}
+
 void group_state::enable_peers() {
   auto& registry = peer_registry::instance();
+  peers_.reserve(owned_.size() * owned_.size());
   for (const auto& a : owned_) {
     for (const auto& b : owned_) {
       if (a.device == b.device) continue;
@@ -104,13 +113,13 @@ void group_state::enable_peers() {
       if (!link.can_access) continue;
       link.enabled = registry.acquire(a.device, b.device);
       if (!link.enabled) continue;
-      peers_.push_back({a.device, b.device});
+      peers_.add(a.device, b.device);
       // Pool memory is not covered by peer access: grant it explicitly.
       b.pool->grant_access(a.device);
       b.scratch->grant_access(a.device);
     }
   }
-  for (auto [from, to] : peers_) verify_peer(from, to);
+  for (auto [from, to] : peers_.pairs()) verify_peer(from, to);
 }
 
 void group_state::verify_peer(int from, int to) {
@@ -165,7 +174,7 @@ group_state::~group_state() {
   stager_.reset();
   staging_.release_free();
   owned_.clear();
-  for (auto [from, to] : peers_) peer_registry::instance().release(from, to);
+  peers_.release();
 }
 
 device_pool& group_state::pool(std::size_t slot) const { return pool_of_device(device(slot)); }
@@ -333,6 +342,10 @@ namespace testing {
 void fail_peer_verification(int from, int to, bool fail) {
   detail::peer_registry::instance().set_forced_failure(from, to, fail);
 }
+
+void fail_group_constructions(int count) { detail::failing_constructions.store(count < 0 ? 0 : count); }
+
+int peer_access_holders(int from, int to) { return detail::peer_registry::instance().holders(from, to); }
 }  // namespace testing
 
 }  // namespace multigpu

@@ -5,8 +5,10 @@
 namespace multigpu::detail {
 
 peer_registry& peer_registry::instance() {
-  static peer_registry registry;
-  return registry;
+  // Never destroyed: a group in static storage is destroyed at exit after any
+  // function-local static made during main, and still releases its peer access here.
+  static peer_registry* const registry = new peer_registry;
+  return *registry;
 }
 
 bool peer_registry::can_access(int from, int to) {
@@ -80,6 +82,12 @@ peer_matrix peer_registry::snapshot(int device_count) {
     link.verified = verified_.count(key) != 0;
   }
   return m;
+}
+
+int peer_registry::holders(int from, int to) {
+  std::lock_guard lock(mutex_);
+  auto it = references_.find({from, to});
+  return it == references_.end() ? 0 : it->second;
 }
 
 void peer_registry::set_forced_failure(int from, int to, bool fail) {

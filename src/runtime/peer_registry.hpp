@@ -26,6 +26,9 @@ class peer_registry {
   /// enabled and verified. Used for copies between vectors of different groups.
   peer_matrix snapshot(int device_count);
 
+  /// Groups that hold access from `from` to `to`: the reference count.
+  int holders(int from, int to);
+
   void set_forced_failure(int from, int to, bool fail);
   bool forced_failure(int from, int to);
 

@@ -47,8 +47,11 @@ slot_workers::~slot_workers() {
 }
 
 void slot_workers::loop(worker& w, int device) {
-  // The current device is per thread: set it once, every step of this slot runs here.
-  if (cudaSetDevice(device) != cudaSuccess) (void)cudaGetLastError();
+  // The current device is per thread: set it once, every step of this slot runs here. If
+  // that fails, every step given to this worker fails with the error instead of running on
+  // whatever device the thread started on.
+  const cudaError_t selected = cudaSetDevice(device);
+  if (selected != cudaSuccess) (void)cudaGetLastError();  // reported through each step below
   for (;;) {
     std::pair<batch*, std::size_t> task;
     {
@@ -61,6 +64,7 @@ void slot_workers::loop(worker& w, int device) {
     batch& b = *task.first;
     std::exception_ptr error;
     try {
+      if (selected != cudaSuccess) throw cuda_error(selected, "cudaSetDevice(device) on the slot's worker thread", device, __FILE__, __LINE__);
       (*b.step)(task.second);
     } catch (...) {
       error = std::current_exception();

@@ -164,6 +164,12 @@ void copy_between(group_state& source_group, group_state& destination_group,
     // Pull on the destination's stream or push on the source's.
     const endpoint& issuer = p.route.issued_by_destination ? p.dst : p.src;
     const endpoint& other = p.route.issued_by_destination ? p.src : p.dst;
+    if (!same_group) {
+      // The route comes from the process-wide record of enabled links, but a group grants
+      // its pools only to its own devices' peers: let the issuing device reach the other
+      // side's pool before copying over the link (a no-op once granted).
+      other.group->pool_of_device(other.device()).grant_access(issuer.device());
+    }
     device_guard guard(issuer.device());
     events.before_on(other).order_before(issuer.stream());
     for (const byte_move& m : p.moves) copy_on_stream(m, p.src, p.dst, p.route.kind, issuer.stream());

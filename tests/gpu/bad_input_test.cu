@@ -284,6 +284,63 @@ TEST(BadInput, ExtensionPreconditionsNameTheirValues) {
   EXPECT_EQ(mg::count(out, 0.0), 100u);
 }
 
+TEST(BadInput, NullIteratorsAsOutputOrSecondInputAreRejected) {
+  const auto& g = three_slots();
+  mg::distributed_vector<int> a(iota_vector(1009), g), b(1009, 1, g);
+  std::vector<int> host = iota_vector(1009);
+  const auto a0 = a.cbegin(), a1 = a.cend();
+  const mg::distributed_vector<int>::iterator none{};
+  const mg::distributed_vector<int>::const_iterator cnone{};
+  using E = std::invalid_argument;
+  const std::initializer_list<std::string> output{"output", "does not belong to a vector", "1009"};
+  const std::initializer_list<std::string> second{"second input", "does not belong to a vector", "1009"};
+  EXPECT_TRUE(throws_naming<E>([&] { mg::transform(a0, a1, none, twice{}); }, output));
+  EXPECT_TRUE(throws_naming<E>([&] { mg::transform(a0, a1, cnone, b.begin(), add{}); }, second));
+  EXPECT_TRUE(throws_naming<E>([&] { mg::transform(a0, a1, b.cbegin(), none, add{}); }, output));
+  EXPECT_TRUE(throws_naming<E>([&] { mg::inclusive_scan(a0, a1, none); }, output));
+  EXPECT_TRUE(throws_naming<E>([&] { mg::inclusive_scan(a0, a1, none, add{}); }, output));
+  EXPECT_TRUE(throws_naming<E>([&] { mg::exclusive_scan(a0, a1, none, 0); }, output));
+  EXPECT_TRUE(throws_naming<E>([&] { mg::copy(a0, a1, none); }, output));
+  EXPECT_TRUE(throws_naming<E>([&] { mg::copy(host.begin(), host.end(), none); }, output));
+  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::transform_reduce(a0, a1, cnone, 0, add{}, add{}); }, second));
+  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::transform_reduce_async(a0, a1, cnone, 0, add{}, add{}); }, second));
+  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::equal(a0, a1, cnone, cnone + 1009); }, {"equal", "do not belong"}));
+  // equal's second range must be one vector's, whatever the lengths say.
+  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::equal(a0, a1, b.cbegin(), a.cend()); }, {"equal", "different vectors"}));
+  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::equal(a0, a1, b.cbegin() + 9, b.cbegin() + 2); },
+                               {"equal", "index 9", "index 2"}));
+  EXPECT_TRUE(throws_naming<std::out_of_range>([&] { (void)mg::equal(a0, a0 + 1, b.cbegin() + 1009, b.cbegin() + 1010); },
+                                               {"equal", "index 1010", "size 1009"}));
+  // Empty ranges write nothing, so a null output is no error there.
+  mg::transform(a0, a0, none, twice{});
+  mg::copy(a0, a0, none);
+  EXPECT_TRUE(mg::equal(a0, a0, cnone, cnone));
+  EXPECT_EQ(mg::to_vector(a), iota_vector(1009)) << "a rejected call changed its input";
+  EXPECT_EQ(mg::count(b, 1), 1009u) << "a rejected call wrote to its output";
+}
+
+TEST(BadInput, HalosWhoseStorageOverflowsAreRejectedBeforeAnyAllocation) {
+  const auto& g = three_slots();
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  g.synchronize();
+  const std::size_t used = g.pool(0).usage().used_bytes;
+  // own + 2 * width wraps around for the first two; the bytes overflow for the others.
+  for (const std::size_t width : {max, max / 2, max / 2 - 1, max / 8, max / 16 - 2})
+    EXPECT_TRUE(throws_naming<std::length_error>([&] { mg::distributed_vector<double> v(100, mg::halo{width}, g); },
+                                                 {"halo of width " + std::to_string(width), "8 bytes"}));
+  for (const std::size_t width : {max, max / 2})
+    EXPECT_TRUE(throws_naming<std::length_error>([&] { mg::distributed_vector<char> v(7, mg::halo{width}, g); },
+                                                 {"halo of width " + std::to_string(width)}));
+  // An empty vector allocates nothing, so the width is checked when it first gets elements.
+  mg::distributed_vector<int> empty(0, mg::halo{max / 2}, g);
+  EXPECT_TRUE(throws_naming<std::length_error>([&] { empty.resize(10); }, {"halo of width"}));
+  EXPECT_EQ(empty.size(), 0u);
+  g.synchronize();
+  EXPECT_EQ(g.pool(0).usage().used_bytes, used) << "a rejected halo left memory allocated";
+  mg::distributed_vector<int> fine(iota_vector(10), g);
+  EXPECT_EQ(mg::reduce(fine), 45);
+}
+
 TEST(BadInput, TakingAFuturesValueTwiceIsALogicError) {
   mg::distributed_vector<int> v(100, 1, three_slots());
   auto pending = mg::reduce_async(v);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -106,6 +107,37 @@ TEST(DeviceGroup, FailedPeerCheckDemotesThePairToTheHost) {
   EXPECT_FALSE(g.state().links().at(0, 1).verified);
   EXPECT_TRUE(contains(g.describe(), "failed its data check")) << g.describe();
   EXPECT_NE(g.route_between(1, 0), (mg::copy_route{mg::route::peer, true}));
+}
+
+TEST(DeviceGroup, AConstructorThatThrowsGivesPeerAccessAndMemoryBack) {
+  // One device: the failure is clean and the next construction works.
+  mg::testing::fail_group_constructions(1);
+  EXPECT_THROW(mg::device_group({0, 0}), std::runtime_error);
+  mg::device_group one({0, 0});
+  EXPECT_EQ(one.size(), 2u);
+  if (mg::visible_device_count() < 2) GTEST_SKIP() << "peer access needs two GPUs";
+  int can01 = 0, can10 = 0;
+  ASSERT_EQ(cudaDeviceCanAccessPeer(&can01, 0, 1), cudaSuccess);
+  ASSERT_EQ(cudaDeviceCanAccessPeer(&can10, 1, 0), cudaSuccess);
+  if (!can01 && !can10) GTEST_SKIP() << "devices 0 and 1 have no peer access to give back";
+  // Other groups of this binary may hold the pairs already: compare with that.
+  const int held01 = mg::testing::peer_access_holders(0, 1), held10 = mg::testing::peer_access_holders(1, 0);
+  {
+    mg::device_group both({0, 1});
+    EXPECT_GE(mg::testing::peer_access_holders(0, 1) + mg::testing::peer_access_holders(1, 0), held01 + held10 + 1)
+        << "a group on devices 0 and 1 enabled no peer access, so this test cannot see a leak";
+  }
+  EXPECT_EQ(mg::testing::peer_access_holders(0, 1), held01);
+  EXPECT_EQ(mg::testing::peer_access_holders(1, 0), held10);
+  for (auto options : {mg::group_options{}, mg::group_options{.dispatch = mg::dispatch_policy::worker_threads}}) {
+    mg::testing::fail_group_constructions(1);
+    EXPECT_THROW(mg::device_group({0, 1}, options), std::runtime_error);
+    EXPECT_EQ(mg::testing::peer_access_holders(0, 1), held01) << "the failed constructor kept its peer access";
+    EXPECT_EQ(mg::testing::peer_access_holders(1, 0), held10) << "the failed constructor kept its peer access";
+  }
+  mg::testing::fail_group_constructions(0);
+  mg::device_group again({0, 1});
+  EXPECT_EQ(again.size(), 2u);
 }
 
 TEST(DeviceGroup, HandlesShareStateAndKeepItAlive) {

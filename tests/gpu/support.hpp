@@ -141,7 +141,7 @@ constexpr double epsilon() {
 
 /// Tolerance for a sum of n terms whose magnitudes add up to `scale`, computed in any
 /// order: blocked and tree orders stay within about (items per thread + tiles + log n)
-/// roundings; we allow sqrt(n) + 64 of them.
+/// roundings; we allow 4 sqrt(n) + 64 of them.
 template <class T>
 double tolerance(std::size_t n, double scale) {
   return epsilon<T>() * (std::sqrt(static_cast<double>(n)) * 4 + 64) * scale;

@@ -75,4 +75,40 @@ TEST(TransferErrors, MismatchedLengthsNameBothSizes) {
   EXPECT_EQ(mg::reduce(a), 30);
 }
 
+TEST(CrossGroupTransfer, PoolsOfGroupsThatNeverMetAreReachedBeforeAPeerCopy) {
+  if (mg::visible_device_count() < 2) GTEST_SKIP() << "needs two GPUs";
+  // {0} and {1} alone enable no peer access and grant their pools to no other device;
+  // all() enables the links process-wide, so copies between {0} and {1} may take them.
+  mg::device_group g0({0}), g1({1}), g01({0, 1});
+  mg::device_group everything = mg::device_group::all();
+  int can01 = 0, can10 = 0;
+  ASSERT_EQ(cudaDeviceCanAccessPeer(&can01, 0, 1), cudaSuccess);
+  ASSERT_EQ(cudaDeviceCanAccessPeer(&can10, 1, 0), cudaSuccess);
+  std::printf("devices 0 and 1: peer access %s\n", can01 || can10 ? "supported" : "not supported (host route)");
+  for (std::size_t n : {std::size_t{1}, std::size_t{1009}, std::size_t{1000003}}) {
+    SCOPED_TRACE(testing::Message() << "n = " << n);
+    std::vector<long long> host(n);
+    for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<long long>(i * 2654435761u % 1000003) - 500000;
+    mg::distributed_vector<long long> a(host, g0), b(n, g1), c(n, everything), d(n, g0), e(n, g01);
+    mg::copy(a, b);  // {0} -> {1}
+    mg::copy(b, c);  // {1} -> all()
+    mg::copy(c, d);  // all() -> {0}
+    mg::copy(b, e);  // {1} -> {0, 1}
+    mg::copy(e, a);  // {0, 1} -> {0}
+    EXPECT_TRUE(same_elements(mg::to_vector(b), host));
+    EXPECT_TRUE(same_elements(mg::to_vector(c), host));
+    EXPECT_TRUE(same_elements(mg::to_vector(d), host));
+    EXPECT_TRUE(same_elements(mg::to_vector(e), host));
+    EXPECT_TRUE(same_elements(mg::to_vector(a), host));
+    // Subranges that start in one segment and end in another, both ways.
+    if (n > 10) {
+      mg::distributed_vector<long long> f(n, 7LL, g1);
+      mg::copy(c.cbegin() + 3, c.cend() - 4, f.begin() + 1);
+      std::vector<long long> want(n, 7LL);
+      std::copy(host.begin() + 3, host.end() - 4, want.begin() + 1);
+      EXPECT_TRUE(same_elements(mg::to_vector(f), want));
+    }
+  }
+}
+
 }  // namespace

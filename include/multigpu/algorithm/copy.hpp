@@ -19,14 +19,15 @@ concept contiguous_iterator_of = std::contiguous_iterator<It> && std::same_as<st
 }  // namespace detail
 
 /// Device to device: [first, last) into [out, out + (last - first)). Returns the end of
-/// the output range. Overlapping ranges of one vector are not allowed.
+/// the output range. The ranges may overlap within one vector: the result is as memmove's
+/// (every element read before any is written; the overlapping case goes through a
+/// temporary of `last - first` elements).
 template <segmented_iterator_type In, class T>
   requires std::same_as<typename In::value_type, T>
 segmented_iterator<T, false> copy(In first, In last, segmented_iterator<T, false> out) {
   auto [v, begin, count] = detail::unpack_range("copy", first, last);
   if (count == 0) return out;
-  auto& target = *out.container();
-  detail::expect_same_length("copy", count, std::min(count, target.size() - std::min(out.index(), target.size())));
+  auto& target = detail::unpack_output("copy", out, count);
   target.copy_range_from(*v, begin, count, out.index());
   return out + static_cast<std::ptrdiff_t>(count);
 }
@@ -43,10 +44,10 @@ void copy(const distributed_vector<T>& from, distributed_vector<T>& to) {
 template <std::input_iterator HostIt, class T>
   requires(!segmented_iterator_type<HostIt> && std::convertible_to<std::iter_reference_t<HostIt>, T>)
 segmented_iterator<T, false> copy(HostIt first, HostIt last, segmented_iterator<T, false> out) {
-  auto& target = *out.container();
   if constexpr (detail::contiguous_iterator_of<HostIt, T>) {
     const std::size_t count = static_cast<std::size_t>(std::distance(first, last));
-    detail::expect_same_length("copy", count, std::min(count, target.size() - std::min(out.index(), target.size())));
+    if (count == 0) return out;
+    auto& target = detail::unpack_output("copy", out, count);
     target.upload(out.index(), std::to_address(first), count);
     return out + static_cast<std::ptrdiff_t>(count);
   } else {

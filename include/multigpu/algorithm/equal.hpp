@@ -9,7 +9,11 @@ namespace multigpu {
 
 template <segmented_iterator_type I1, segmented_iterator_type I2>
 bool equal(I1 first1, I1 last1, I2 first2, I2 last2) {
-  if (last1 - first1 != last2 - first2) return false;
+  // Both ranges are checked (same vector, ordered, inside it) before their lengths compare.
+  [[maybe_unused]] auto [v1, begin1, count1] = detail::unpack_range("equal", first1, last1);
+  [[maybe_unused]] auto [v2, begin2, count2] = detail::unpack_range("equal", first2, last2);
+  if (count1 != count2) return false;
+  if (count1 == 0) return true;
   return transform_reduce(first1, last1, first2, std::size_t{0}, cuda::std::plus<>{}, detail::mismatch_functor{}) == 0;
 }
 

@@ -58,8 +58,7 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
   using P = typename traits::partial;
   auto [v, begin, count] = unpack_range(algorithm, first, last);
   if (count == 0) return;
-  auto& out_vector = *out.container();
-  expect_same_length(algorithm, count, std::min(count, out_vector.size() - std::min(out.index(), out_vector.size())));
+  auto& out_vector = unpack_output(algorithm, out, count);
   range_ref<T> range(*v, begin, count);
   aligned_output<T> result(range, out_vector, out.index());
   const auto pop = traits::lift(op);

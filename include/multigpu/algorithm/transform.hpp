@@ -2,6 +2,9 @@
 // transform: out[i] = f(in[i]) or f(a[i], b[i]), one grid per segment through
 // cub::DeviceTransform (what thrust::transform uses). Operands that do not line up with
 // the first input are redistributed first (slower); aligned ones cost nothing extra.
+// In place (the output is an input, from the same index) is allowed. An output that
+// overlaps an input of the same vector at another index (a shift) is written to a
+// temporary first, so the result is as if every input were read before any output written.
 
 #include <multigpu/algorithm/detail/cub_call.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
@@ -17,9 +20,7 @@ void transform(In first, In last, segmented_iterator<U, false> out, F f) {
   using T = typename In::value_type;
   auto [v, begin, count] = detail::unpack_range("transform", first, last);
   if (count == 0) return;
-  auto& out_vector = *out.container();
-  detail::expect_same_length("transform", count,
-                             out.index() <= out_vector.size() ? std::min(count, out_vector.size() - out.index()) : 0);
+  auto& out_vector = detail::unpack_output("transform", out, count);
   detail::range_ref<T> range(*v, begin, count);
   detail::aligned_output<U> result(range, out_vector, out.index());
   detail::for_each_piece(range, [&](const detail::piece_context& ctx) {
@@ -40,13 +41,13 @@ void transform(In1 first1, In1 last1, In2 first2, segmented_iterator<U, false> o
   using B = typename In2::value_type;
   auto [v, begin, count] = detail::unpack_range("transform", first1, last1);
   if (count == 0) return;
-  auto& b_vector = *first2.container();
-  auto& out_vector = *out.container();
-  detail::expect_same_length("transform", count, std::min(count, b_vector.size() - std::min(first2.index(), b_vector.size())));
-  detail::expect_same_length("transform", count, std::min(count, out_vector.size() - std::min(out.index(), out_vector.size())));
+  auto& b_vector = detail::unpack_output("transform", first2, count, "second input");
+  auto& out_vector = detail::unpack_output("transform", out, count);
   detail::range_ref<A> range(*v, begin, count);
   detail::aligned_input<B> second(range, b_vector, first2.index());
-  detail::aligned_output<U> result(range, out_vector, out.index());
+  // An output shifted against either input goes through a temporary (see aligned_output).
+  detail::aligned_output<U> result(range, out_vector, out.index(),
+                                   detail::overlaps_shifted(b_vector, first2.index(), out_vector, out.index(), count));
   detail::for_each_piece(range, [&](const detail::piece_context& ctx) {
     const A* a = range.data(ctx.index);
     const B* b = second.data(ctx.index);

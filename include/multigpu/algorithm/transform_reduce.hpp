@@ -38,9 +38,7 @@ future<U> transform_reduce_async(I1 first1, I1 last1, I2 first2, U init, R reduc
   using P = typename traits::partial;
   auto [v, begin, count] = detail::unpack_range("transform_reduce", first1, last1);
   if (count == 0) return future<U>(init);
-  const auto& b_vector = *first2.container();
-  detail::expect_same_length("transform_reduce", count,
-                             std::min(count, b_vector.size() - std::min(first2.index(), b_vector.size())));
+  const auto& b_vector = detail::unpack_output("transform_reduce", first2, count, "second input");
   detail::range_ref<A> range(*v, begin, count);
   detail::aligned_input<B> second(range, b_vector, first2.index());
   const auto pop = traits::lift(reduce_op);

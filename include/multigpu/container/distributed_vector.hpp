@@ -27,8 +27,10 @@
 #include <cstddef>
 #include <initializer_list>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <ranges>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -256,9 +258,22 @@ class distributed_vector {
   }
 
   /// Copies elements [src_first, src_first + count) of `source` (any group, any layout) to
-  /// [dst_first, dst_first + count) of this vector, over peers or through the host.
+  /// [dst_first, dst_first + count) of this vector, over peers or through the host. The
+  /// two ranges may overlap when `source` is this vector: the result is as memmove's.
   void copy_range_from(const distributed_vector& source, size_type src_first, size_type count,
                        size_type dst_first) {
+    if (&source == this && count > 0) {
+      if (src_first == dst_first) return;
+      const size_type gap = src_first < dst_first ? dst_first - src_first : src_first - dst_first;
+      if (gap < count) {
+        // The moves between slot pairs run in no particular order, so one of them could
+        // overwrite elements that another still has to read: read them all out first.
+        distributed_vector staged(group_, distribution::block(count, group_.size()));
+        staged.copy_range_from(*this, src_first, count, 0);
+        copy_range_from(staged, 0, count, dst_first);
+        return;
+      }
+    }
     auto from = source.layout_.split(src_first, src_first + count);
     auto to = layout_.split(dst_first, dst_first + count);
     std::vector<transfer::byte_move> moves;
@@ -311,6 +326,17 @@ class distributed_vector {
   }
 
   void allocate(const distribution& layout) {
+    // A halo so wide that a segment's storage (own + 2 * width elements) overflows the size
+    // type is rejected before anything is allocated.
+    const std::size_t max_elements = std::numeric_limits<std::size_t>::max() / sizeof(T);
+    for (std::size_t s = 0; s < layout.segment_count(); ++s) {
+      const std::size_t own = layout.segment_size(s);
+      MULTIGPU_EXPECTS_AS(own == 0 || (own <= max_elements && halo_.width <= (max_elements - own) / 2),
+                          std::length_error,
+                          detail::concat("distributed_vector: a halo of width ", halo_.width, " around segment ", s,
+                                         " of ", own, " elements needs more than ", max_elements, " elements of ",
+                                         sizeof(T), " bytes"));
+    }
     std::vector<device_buffer<T>> buffers;
     buffers.reserve(layout.segment_count());
     // On failure the buffers already made are released on their streams by ~vector.

@@ -9,7 +9,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 namespace multigpu {
 
@@ -42,7 +44,8 @@ class device_pool {
   pool_usage usage() const;
   void reset_peak();
   /// Lets kernels and copies on `peer_device` read and write this pool's allocations
-  /// (peer access alone does not cover pool memory).
+  /// (peer access alone does not cover pool memory). Thread-safe; a device already granted
+  /// costs no driver call.
   void grant_access(int peer_device);
   /// Returns unused reserved memory to the driver, keeping at least `keep_bytes`.
   void trim(std::size_t keep_bytes = 0);
@@ -50,6 +53,8 @@ class device_pool {
  private:
   int device_;
   cudaMemPool_t pool_ = nullptr;
+  std::mutex access_mutex_;
+  std::vector<int> granted_;  // devices given access by grant_access
 };
 
 /// An owning, typed, stream-ordered allocation from a device_pool. Move-only; released on

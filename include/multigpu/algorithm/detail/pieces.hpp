@@ -41,6 +41,20 @@ distribution layout_like(const range_ref<T>& reference) {
   return distribution::from_sizes(sizes);
 }
 
+/// True when [a_first, a_first + count) of `a` and [b_first, b_first + count) of `b` are
+/// the same vector's elements partly in common but not from the same index: the case in
+/// which an element-wise call done in place would read elements it already overwrote.
+template <class A, class B>
+bool overlaps_shifted(const distributed_vector<A>& a, std::size_t a_first, const distributed_vector<B>& b,
+                      std::size_t b_first, std::size_t count) noexcept {
+  if constexpr (!std::is_same_v<A, B>) {
+    return false;
+  } else {
+    if (&a != &b || a_first == b_first || count == 0) return false;
+    return a_first < b_first ? b_first - a_first < count : a_first - b_first < count;
+  }
+}
+
 /// An input operand lined up with a reference range: the operand itself when it is aligned,
 /// otherwise a lined-up temporary holding a copy of it.
 template <class U>
@@ -66,10 +80,14 @@ class aligned_input {
 template <class U>
 class aligned_output {
  public:
+  /// `stage` forces the temporary; so does an output that overlaps the reference range of
+  /// the same vector at another index (a shifted in-place call), which written in place
+  /// would overwrite elements before they are read.
   template <class T>
-  aligned_output(const range_ref<T>& reference, distributed_vector<U>& v, std::size_t first)
+  aligned_output(const range_ref<T>& reference, distributed_vector<U>& v, std::size_t first, bool stage = false)
       : target_(&v), first_(first), range_(v, first, reference.count) {
-    if (v.group() == reference.group() && aligned(range_.pieces, reference.pieces)) return;
+    stage = stage || overlaps_shifted(*reference.vector, reference.first, v, first, reference.count);
+    if (!stage && v.group() == reference.group() && aligned(range_.pieces, reference.pieces)) return;
     temp_.emplace(reference.group(), layout_like(reference));
     range_ = range_ref<U>(*temp_, 0, reference.count);
   }
@@ -138,6 +156,23 @@ inline void expect_same_length(const char* algorithm, std::size_t a, std::size_t
   MULTIGPU_EXPECTS(a == b, concat(algorithm, ": the input has ", a,
                                   " elements but the other range has ", b,
                                   "; they must be the same length"));
+}
+
+/// The vector behind `it`, where an algorithm writes (or, for a second input, reads) `count`
+/// elements from it: std::invalid_argument unless it belongs to a vector (a
+/// default-constructed iterator does not) with room for them, naming the length and the
+/// room. `role` says which operand it is ("output", "second input").
+template <class I>
+auto& unpack_output(const char* algorithm, I it, std::size_t count, const char* role = "output") {
+  MULTIGPU_EXPECTS(it.container() != nullptr,
+                   concat(algorithm, ": the ", role, " iterator does not belong to a vector (default-constructed?)",
+                          " but ", count, " elements go through it"));
+  const std::size_t size = it.container()->size();
+  const std::size_t room = it.index() <= size ? size - it.index() : 0;
+  MULTIGPU_EXPECTS(count <= room, concat(algorithm, ": the input has ", count, " elements but the ", role,
+                                         " has ", room, " from index ", it.index(), " (vector size ", size,
+                                         "): it must have room for all of them"));
+  return *it.container();
 }
 
 /// The (vector, first, last) behind an iterator range, with checks.

@@ -12,11 +12,31 @@
 
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace multigpu::detail {
 
 class host_stager;
+
+/// The peer-access pairs a group holds in the process-wide registry, each released once:
+/// by release() in the group's ordered teardown, or by the destructor when the group's
+/// constructor throws after enabling them.
+class peer_holds {
+ public:
+  peer_holds() = default;
+  peer_holds(const peer_holds&) = delete;
+  peer_holds& operator=(const peer_holds&) = delete;
+  ~peer_holds() { release(); }
+  /// Makes room for n pairs, so that add() after a successful acquisition cannot throw.
+  void reserve(std::size_t n) { pairs_.reserve(n); }
+  void add(int from, int to) noexcept { pairs_.push_back({from, to}); }
+  void release() noexcept;
+  const std::vector<std::pair<int, int>>& pairs() const noexcept { return pairs_; }
+
+ private:
+  std::vector<std::pair<int, int>> pairs_;
+};
 
 class group_state {
  public:
@@ -65,7 +85,7 @@ class group_state {
   std::vector<int> slot_devices_;
   group_options options_;
   std::vector<owned_device> owned_;         // one per distinct device, in first-seen order
-  std::vector<std::pair<int, int>> peers_;  // pairs whose access this group holds
+  peer_holds peers_;                        // pairs whose access this group holds
   peer_matrix links_;
   merge_route reduction_merge_ = merge_route::host_mapped;
   merge_route scan_merge_ = merge_route::host_mapped;
