@@ -2,9 +2,10 @@
 // sort, stable_sort, sort_by_key, is_sorted, lower_bound and upper_bound on distributed
 // vectors. The sort is a sample sort across segments (detail/sort.hpp): every segment sorts
 // locally with CUB, buckets bounded by splitters chosen from regular samples are exchanged
-// all-to-all, each receiver sorts its buckets, and a last exchange puts the result back into
-// the vector's own layout (segment sizes never change). Extra device memory: about twice
-// the data per device at the peak (the received buckets and a radix sort's second buffer).
+// all-to-all, each receiver merges its sorted runs, and a last exchange puts the result back
+// into the vector's own layout (segment sizes never change). Extra device memory: about
+// twice the data per device at the peak (the received runs and the merge's second buffer,
+// or the local radix sort's second buffer and the received runs).
 //
 // Order:
 // - Arithmetic keys (integers, float, double) with the default comparator

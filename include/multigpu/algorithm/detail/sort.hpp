@@ -8,8 +8,9 @@
 //      position p of segment s's sorted run has index offset(s) + p. Equal keys therefore
 //      split between segments like any other keys (all-equal input is spread evenly);
 //   4. every segment finds its bucket boundaries by binary search, the buckets are
-//      exchanged all-to-all (detail/all_to_all.hpp), and each receiver sorts what it
-//      received stably (the runs arrive in sender order, so equal keys stay in input order);
+//      exchanged all-to-all (detail/all_to_all.hpp), and each receiver merges the sorted
+//      runs it received pairwise (they arrive in sender order and merging keeps earlier
+//      runs first among equal keys, so equal keys stay in input order);
 //   5. the sorted sequence, now laid out by bucket sizes, moves back into the vector's own
 //      segment sizes (a second all-to-all).
 // Every local sort is stable and the order of equal keys is the input order throughout, so
@@ -20,6 +21,7 @@
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
 
+#include <cub/device/device_merge.cuh>
 #include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/util_type.cuh>
@@ -118,6 +120,56 @@ std::pair<K*, V*> sort_run(K* keys, K* keys_alt, V* values, V* values_alt, std::
     }
     return {keys, values};
   }
+}
+
+/// Merges consecutive sorted runs of the given lengths (and their values) into one, in
+/// ceil(log2 runs) passes of pairwise merges that ping-pong between the buffers and their
+/// alternates; returns where the result lies. Among equivalent keys, earlier runs come
+/// first: cub::DeviceMerge takes the first range's element on ties (thrust::merge, which
+/// documents that stability, is built on it).
+template <class K, class V, class Order>
+std::pair<K*, V*> merge_runs(K* keys, K* keys_alt, V* values, V* values_alt, std::vector<std::size_t> lengths,
+                             const Order& order, device_pool& pool, cudaStream_t stream) {
+  constexpr bool with_values = !std::is_same_v<V, no_values>;
+  std::erase(lengths, std::size_t{0});
+  K* from = keys;
+  K* to = keys_alt;
+  V* values_from = values;
+  V* values_to = values_alt;
+  while (lengths.size() > 1) {
+    std::vector<std::size_t> merged;
+    std::size_t offset = 0;
+    for (std::size_t i = 0; i < lengths.size(); i += 2) {
+      if (i + 1 == lengths.size()) {  // the odd run out moves over as it is
+        MULTIGPU_CUDA_TRY(cudaMemcpyAsync(to + offset, from + offset, lengths[i] * sizeof(K),
+                                          cudaMemcpyDeviceToDevice, stream));
+        if constexpr (with_values)
+          MULTIGPU_CUDA_TRY(cudaMemcpyAsync(values_to + offset, values_from + offset, lengths[i] * sizeof(V),
+                                            cudaMemcpyDeviceToDevice, stream));
+        merged.push_back(lengths[i]);
+        break;
+      }
+      const auto a = static_cast<std::int64_t>(lengths[i]), b = static_cast<std::int64_t>(lengths[i + 1]);
+      if constexpr (with_values) {
+        cub_call(pool, stream, "cub::DeviceMerge::MergePairs", [&](void* temp, std::size_t& bytes) {
+          return cub::DeviceMerge::MergePairs(temp, bytes, from + offset, values_from + offset, a, from + offset + a,
+                                              values_from + offset + a, b, to + offset, values_to + offset, order,
+                                              stream);
+        });
+      } else {
+        cub_call(pool, stream, "cub::DeviceMerge::MergeKeys", [&](void* temp, std::size_t& bytes) {
+          return cub::DeviceMerge::MergeKeys(temp, bytes, from + offset, a, from + offset + a, b, to + offset, order,
+                                             stream);
+        });
+      }
+      merged.push_back(lengths[i] + lengths[i + 1]);
+      offset += lengths[i] + lengths[i + 1];
+    }
+    std::swap(from, to);
+    std::swap(values_from, values_to);
+    lengths = std::move(merged);
+  }
+  return {from, values_from};
 }
 
 /// out[j] = run[first + j * stride] for j < count.
@@ -357,13 +409,15 @@ void sort_in_layout(distributed_vector<K>& keys, distributed_vector<V>* values, 
     if (bucket_sizes[d] == 0) continue;
     device_guard guard(group.device(d));
     cudaStream_t stream = group.stream(d);
-    if constexpr (radix) {
+    std::vector<std::size_t> lengths(k);
+    for (std::size_t s = 0; s < k; ++s) lengths[s] = plan.count(s, d);
+    if (std::count_if(lengths.begin(), lengths.end(), [](std::size_t x) { return x > 0; }) > 1) {
       received_alt[d] = device_buffer<K>(bucket_sizes[d], group.pool(d), stream);
       if constexpr (with_values) received_values_alt[d] = device_buffer<V>(bucket_sizes[d], group.pool(d), stream);
     }
-    std::tie(run[d], value_run[d]) = sort_run(receive_keys[d], received_alt[d].data(), receive_values[d],
-                                              received_values_alt[d].data(), bucket_sizes[d], comp,
-                                              group.pool(d), stream);
+    std::tie(run[d], value_run[d]) = merge_runs(receive_keys[d], received_alt[d].data(), receive_values[d],
+                                                received_values_alt[d].data(), std::move(lengths), order,
+                                                group.pool(d), stream);
   }
 
   // 5. Back into the vector's own segment sizes.
