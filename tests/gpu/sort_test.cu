@@ -334,6 +334,7 @@ TEST(SortErrors, KeysAndValuesMustMatch) {
     EXPECT_NE(std::string(e.what()).find("9"), std::string::npos) << e.what();
   }
   EXPECT_THROW(mg::sort_by_key(keys, elsewhere), std::invalid_argument);
+  EXPECT_THROW(mg::sort_by_key(keys, keys), std::invalid_argument);
 }
 
 }  // namespace

@@ -444,6 +444,8 @@ void sort_by_key_impl(const char* algorithm, distributed_vector<K>& keys, distri
   MULTIGPU_EXPECTS(keys.size() == values.size(),
                    concat(algorithm, ": the keys have ", keys.size(), " elements but the values have ", values.size(),
                           "; they must be the same length"));
+  MULTIGPU_EXPECTS(static_cast<const void*>(&keys) != static_cast<const void*>(&values),
+                   concat(algorithm, ": the keys and the values must be different vectors"));
   if (keys.layout() == values.layout()) {
     sort_in_layout(keys, &values, comp);
     return;
