@@ -255,6 +255,33 @@ TYPED_TEST(Sort, BoundsAndIsSortedMatchTheHost) {
     }
 }
 
+TEST(SortLayouts, UnevenLayoutsAndHalosAreKept) {
+  for (const auto& s : sort_shapes()) {
+    const std::size_t k = s.group.size();
+    for (std::size_t n : {std::size_t{1}, std::size_t{1009}, std::size_t{100003}}) {
+      SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
+      const auto host = make_keys<int>(n, distribution_kind::two_values);
+      auto want = host;
+      std::stable_sort(want.begin(), want.end());
+      // Everything in the last segment but a few in the first.
+      std::vector<std::size_t> sizes(k, 0);
+      sizes[0] = std::min<std::size_t>(n, 3);
+      sizes[k - 1] += n - sizes[0];
+      const auto layout = mg::distribution::from_sizes(sizes);
+      mg::distributed_vector<int> uneven(s.group, layout);
+      uneven.upload(0, host.data(), n);
+      mg::sort(uneven);
+      EXPECT_TRUE(uneven.layout() == layout);
+      EXPECT_TRUE(same_elements(mg::to_vector(uneven), want));
+
+      mg::distributed_vector<int> with_halo(n, mg::halo{2}, s.group);
+      with_halo.upload(0, host.data(), n);
+      mg::sort(with_halo);
+      EXPECT_TRUE(same_elements(mg::to_vector(with_halo), want));
+    }
+  }
+}
+
 // ---- a user type with its own comparator: CUB merge sort -----------------------------------
 
 struct record {
