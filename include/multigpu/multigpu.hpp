@@ -17,9 +17,11 @@
 #include <multigpu/algorithm/equal.hpp>
 #include <multigpu/algorithm/fill.hpp>
 #include <multigpu/algorithm/for_each.hpp>
+#include <multigpu/algorithm/gather.hpp>
 #include <multigpu/algorithm/min_max_element.hpp>
 #include <multigpu/algorithm/reduce.hpp>
 #include <multigpu/algorithm/scan.hpp>
+#include <multigpu/algorithm/sort.hpp>
 #include <multigpu/algorithm/stencil_transform.hpp>
 #include <multigpu/algorithm/transform.hpp>
 #include <multigpu/algorithm/transform_reduce.hpp>
