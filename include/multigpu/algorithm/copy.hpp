@@ -73,4 +73,21 @@ HostOut copy(In first, In last, HostOut out) {
   }
 }
 
+// ---- views of part of a vector (std::ranges::subrange of segmented iterators, ...) ------
+
+/// copy(first, last, out) with [first, last) as a view: to another vector or to the host.
+template <segmented_range R, class Out>
+auto copy(R&& from, Out out) -> decltype(multigpu::copy(std::ranges::begin(from), std::ranges::end(from), out)) {
+  return multigpu::copy(std::ranges::begin(from), std::ranges::end(from), out);
+}
+
+/// Between two views of the same length; returns the end of the output.
+template <segmented_range R, segmented_range O>
+auto copy(R&& from, O&& to) -> decltype(multigpu::copy(std::ranges::begin(from), std::ranges::end(from),
+                                                        std::ranges::begin(to))) {
+  detail::expect_same_length("copy", static_cast<std::size_t>(std::ranges::distance(from)),
+                             static_cast<std::size_t>(std::ranges::distance(to)));
+  return multigpu::copy(std::ranges::begin(from), std::ranges::end(from), std::ranges::begin(to));
+}
+
 }  // namespace multigpu

@@ -25,4 +25,15 @@ std::size_t count(const distributed_vector<T>& v, const std::type_identity_t<T>&
   return count(v.begin(), v.end(), value);
 }
 
+/// count_if and count over a view of part of a vector (std::ranges::subrange, ...).
+template <segmented_range R, class Pred>
+std::size_t count_if(R&& r, Pred pred) {
+  return multigpu::count_if(std::ranges::begin(r), std::ranges::end(r), pred);
+}
+
+template <segmented_range R>
+std::size_t count(R&& r, const std::ranges::range_value_t<R>& value) {
+  return multigpu::count(std::ranges::begin(r), std::ranges::end(r), value);
+}
+
 }  // namespace multigpu

@@ -18,4 +18,10 @@ bool equal(const distributed_vector<T>& a, const distributed_vector<T>& b) {
   return equal(a.begin(), a.end(), b.begin(), b.end());
 }
 
+/// Two views of parts of vectors (std::ranges::subrange, ...): the same length and elements.
+template <segmented_range R1, segmented_range R2>
+bool equal(R1&& a, R2&& b) {
+  return multigpu::equal(std::ranges::begin(a), std::ranges::end(a), std::ranges::begin(b), std::ranges::end(b));
+}
+
 }  // namespace multigpu

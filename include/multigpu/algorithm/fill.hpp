@@ -49,4 +49,17 @@ void iota(distributed_vector<T>& v, std::type_identity_t<T> value) {
   iota(v.begin(), v.end(), value);
 }
 
+/// fill and iota over a view of part of a vector (std::ranges::subrange, ...).
+template <segmented_range R>
+auto fill(R&& r, const std::ranges::range_value_t<R>& value)
+    -> decltype(multigpu::fill(std::ranges::begin(r), std::ranges::end(r), value)) {
+  multigpu::fill(std::ranges::begin(r), std::ranges::end(r), value);
+}
+
+template <segmented_range R>
+auto iota(R&& r, std::ranges::range_value_t<R> value)
+    -> decltype(multigpu::iota(std::ranges::begin(r), std::ranges::end(r), value)) {
+  multigpu::iota(std::ranges::begin(r), std::ranges::end(r), value);
+}
+
 }  // namespace multigpu

@@ -27,4 +27,10 @@ void for_each(distributed_vector<T>& v, F f) {
   for_each(v.begin(), v.end(), f);
 }
 
+/// for_each over a view of part of a vector (std::ranges::subrange, ...).
+template <segmented_range R, class F>
+auto for_each(R&& r, F f) -> decltype(multigpu::for_each(std::ranges::begin(r), std::ranges::end(r), f)) {
+  multigpu::for_each(std::ranges::begin(r), std::ranges::end(r), f);
+}
+
 }  // namespace multigpu

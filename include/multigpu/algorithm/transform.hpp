@@ -73,4 +73,29 @@ void transform(const distributed_vector<A>& a, const distributed_vector<B>& b, d
   transform(a.begin(), a.end(), b.begin(), out.begin(), f);
 }
 
+// ---- views of part of a vector (std::ranges::subrange of segmented iterators, ...) ------
+
+/// out[i] = f(in[i]) with the input as a view.
+template <segmented_range R, class U, class F>
+void transform(R&& in, segmented_iterator<U, false> out, F f) {
+  multigpu::transform(std::ranges::begin(in), std::ranges::end(in), out, f);
+}
+
+/// out[i] = f(in[i]) between two views of the same length.
+template <segmented_range R, segmented_range O, class F>
+  requires std::same_as<std::ranges::iterator_t<O>, segmented_iterator<std::ranges::range_value_t<O>, false>>
+void transform(R&& in, O&& out, F f) {
+  detail::expect_same_length("transform", static_cast<std::size_t>(std::ranges::distance(in)),
+                             static_cast<std::size_t>(std::ranges::distance(out)));
+  multigpu::transform(std::ranges::begin(in), std::ranges::end(in), std::ranges::begin(out), f);
+}
+
+/// out[i] = f(a[i], b[i]) with both inputs as views of the same length.
+template <segmented_range R1, segmented_range R2, class U, class F>
+void transform(R1&& a, R2&& b, segmented_iterator<U, false> out, F f) {
+  detail::expect_same_length("transform", static_cast<std::size_t>(std::ranges::distance(a)),
+                             static_cast<std::size_t>(std::ranges::distance(b)));
+  multigpu::transform(std::ranges::begin(a), std::ranges::end(a), std::ranges::begin(b), out, f);
+}
+
 }  // namespace multigpu
