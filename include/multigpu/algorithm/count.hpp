@@ -2,11 +2,13 @@
 // count and count_if: a transform_reduce that sums 0/1.
 
 #include <multigpu/algorithm/transform_reduce.hpp>
+#include <multigpu/core/nvtx.hpp>
 
 namespace multigpu {
 
 template <segmented_iterator_type I, class Pred>
 std::size_t count_if(I first, I last, Pred pred) {
+  const nvtx_range range("count_if", static_cast<std::uint64_t>(last - first));
   return transform_reduce(first, last, std::size_t{0}, cuda::std::plus<>{}, detail::count_functor<Pred>{pred});
 }
 
@@ -17,6 +19,7 @@ std::size_t count_if(const distributed_vector<T>& v, Pred pred) {
 
 template <segmented_iterator_type I>
 std::size_t count(I first, I last, const typename I::value_type& value) {
+  const nvtx_range range("count", static_cast<std::uint64_t>(last - first));
   return count_if(first, last, detail::equal_to_value<typename I::value_type>{value});
 }
 

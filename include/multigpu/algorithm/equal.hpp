@@ -4,11 +4,13 @@
 // up with the first).
 
 #include <multigpu/algorithm/transform_reduce.hpp>
+#include <multigpu/core/nvtx.hpp>
 
 namespace multigpu {
 
 template <segmented_iterator_type I1, segmented_iterator_type I2>
 bool equal(I1 first1, I1 last1, I2 first2, I2 last2) {
+  const nvtx_range range("equal", static_cast<std::uint64_t>(last1 - first1));
   if (last1 - first1 != last2 - first2) return false;
   return transform_reduce(first1, last1, first2, std::size_t{0}, cuda::std::plus<>{}, detail::mismatch_functor{}) == 0;
 }

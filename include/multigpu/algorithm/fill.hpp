@@ -5,6 +5,7 @@
 #include <multigpu/algorithm/detail/functors.hpp>
 #include <multigpu/algorithm/detail/merge.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
+#include <multigpu/core/nvtx.hpp>
 
 #include <cub/device/device_for.cuh>
 
@@ -14,6 +15,7 @@ namespace multigpu {
 
 template <class T>
 void fill(segmented_iterator<T, false> first, segmented_iterator<T, false> last, const std::type_identity_t<T>& value) {
+  const nvtx_range range_mark("fill", static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = detail::unpack_range("fill", first, last);
   if (count == 0) return;
   detail::range_ref<T> range(*v, begin, count);
@@ -32,6 +34,7 @@ void fill(distributed_vector<T>& v, const std::type_identity_t<T>& value) {
 /// Element i of [first, last) becomes value + i (computed directly, not by repeated ++).
 template <class T>
 void iota(segmented_iterator<T, false> first, segmented_iterator<T, false> last, std::type_identity_t<T> value) {
+  const nvtx_range range_mark("iota", static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = detail::unpack_range("iota", first, last);
   if (count == 0) return;
   detail::range_ref<T> range(*v, begin, count);

@@ -4,6 +4,7 @@
 #include <multigpu/algorithm/detail/cub_call.hpp>
 #include <multigpu/algorithm/detail/merge.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
+#include <multigpu/core/nvtx.hpp>
 
 #include <cub/device/device_for.cuh>
 
@@ -11,6 +12,7 @@ namespace multigpu {
 
 template <class T, class F>
 void for_each(segmented_iterator<T, false> first, segmented_iterator<T, false> last, F f) {
+  const nvtx_range range_mark("for_each", static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = detail::unpack_range("for_each", first, last);
   if (count == 0) return;
   detail::range_ref<T> range(*v, begin, count);

@@ -6,6 +6,7 @@
 #include <multigpu/algorithm/detail/cub_call.hpp>
 #include <multigpu/algorithm/detail/merge.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
+#include <multigpu/core/nvtx.hpp>
 
 #include <cub/device/device_transform.cuh>
 #include <cuda/std/tuple>
@@ -16,6 +17,7 @@ namespace multigpu {
 template <segmented_iterator_type In, class U, class F>
 void transform(In first, In last, segmented_iterator<U, false> out, F f) {
   using T = typename In::value_type;
+  const nvtx_range range_mark("transform", static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = detail::unpack_range("transform", first, last);
   if (count == 0) return;
   auto& out_vector = *out.container();
@@ -39,6 +41,7 @@ template <segmented_iterator_type In1, segmented_iterator_type In2, class U, cla
 void transform(In1 first1, In1 last1, In2 first2, segmented_iterator<U, false> out, F f) {
   using A = typename In1::value_type;
   using B = typename In2::value_type;
+  const nvtx_range range_mark("transform", static_cast<std::uint64_t>(last1 - first1));
   auto [v, begin, count] = detail::unpack_range("transform", first1, last1);
   if (count == 0) return;
   auto& b_vector = *first2.container();

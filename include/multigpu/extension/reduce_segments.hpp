@@ -14,6 +14,7 @@ namespace multigpu {
 /// first segment's device; get() on the result waits for it.
 template <distributed_vector_type V, class U, class Op, class F>
 future<U> reduce_segments_async(V&& v, U init, Op op, F&& f) {
+  const nvtx_range range("reduce_segments", v.size());
   std::vector<std::size_t> slots;
   for (std::size_t s = 0; s < v.segment_count(); ++s)
     if (!v.segment(s).empty()) slots.push_back(s);
