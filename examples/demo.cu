@@ -6,6 +6,8 @@
 
 #include <multigpu/multigpu.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <thrust/device_vector.h>
 #include <thrust/execution_policy.h>
 #include <thrust/reduce.h>
@@ -18,7 +20,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -41,35 +42,31 @@ struct options {
   bool host_staged = false;
 };
 
-[[noreturn]] void usage(const char* message) {
-  std::fprintf(stderr, "demo: %s\nusage: demo [--devices 0,1,...] [--n ELEMENTS] [--host-staged]\n", message);
-  std::exit(2);
-}
-
+// The command line, with CLI11. Exits with 0 after --help and with 2 on bad arguments.
 options parse(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--devices" && i + 1 < argc) {
-      std::stringstream list(argv[++i]);
-      for (std::string id; std::getline(list, id, ',');) {
-        try {
-          o.devices.push_back(std::stoi(id));
-        } catch (...) {
-          usage(("not a device id: " + id).c_str());
-        }
-      }
-    } else if (arg == "--n" && i + 1 < argc) {
-      try {
-        o.n = std::stoull(argv[++i]);
-      } catch (...) {
-        usage("--n needs a number of elements");
-      }
-    } else if (arg == "--host-staged") {
-      o.host_staged = true;
-    } else {
-      usage(("unknown argument: " + arg).c_str());
-    }
+  CLI::App app("Runs transform, reduce and inclusive_scan with multigpu and with single-GPU Thrust, "
+               "checks that they agree and prints times and ratios.",
+               "demo");
+  app.add_option("--devices", o.devices, "CUDA ordinals, comma separated; repeats allowed (0,0,0,0). "
+                                         "Default: every visible GPU.")
+      ->delimiter(',')
+      ->type_name("LIST")
+      ->check(CLI::Range(0, 1 << 20).description(""));
+  app.add_option("--n", o.n, "elements per vector")
+      ->capture_default_str()
+      ->type_name("ELEMENTS")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+            return digits ? "" : "takes a whole number of elements; got '" + text + "'";
+          },
+          ""));
+  app.add_flag("--host-staged", o.host_staged, "refuse peer access: copies between devices go through pinned host memory");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e) == 0 ? 0 : 2);
   }
   return o;
 }

@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> arguments(argv + 1, argv + argc);
   const doctor::parsed_options parsed = doctor::parse_options(arguments);
   if (!parsed.error.empty()) {
-    std::cerr << "multigpu-doctor: " << parsed.error << "\n\n" << doctor::usage();
+    std::cerr << "multigpu-doctor: " << parsed.error << "\nRun with --help for more information.\n";
     // Parsing stops at the first error: look for --json anywhere so machines still get JSON.
     if (std::find(arguments.begin(), arguments.end(), "--json") != arguments.end())
       doctor::print_json_error(std::cout, parsed.error);

@@ -1,5 +1,7 @@
 #include "report.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -83,97 +85,22 @@ std::string peer_cell(const peer_info& p, bool value) { return p.same_device ? "
 
 // ---- JSON ----------------------------------------------------------------------------
 
-// A streaming writer: commas, nesting and indentation, nothing more.
-class json_writer {
- public:
-  explicit json_writer(std::ostream& out) : out_(out) {}
-  ~json_writer() { out_ << "\n"; }
+// Keys in the order they are written (ordered_json), so that the output reads top-down:
+// tool, version, exit status, then the sections.
+using json = nlohmann::ordered_json;
 
-  json_writer& begin_object() { return open('{'); }
-  json_writer& end_object() { return close('}'); }
-  json_writer& begin_array() { return open('['); }
-  json_writer& end_array() { return close(']'); }
-  json_writer& key(std::string_view name) {
-    separate();
-    out_ << json_quote(std::string(name)) << ": ";
-    after_key_ = true;
-    return *this;
-  }
-  json_writer& value(const std::string& text) { return raw(json_quote(text)); }
-  json_writer& value(const char* text) { return raw(json_quote(text)); }
-  json_writer& value(bool b) { return raw(b ? "true" : "false"); }
-  json_writer& value(int n) { return raw(std::to_string(n)); }
-  json_writer& value(std::size_t n) { return raw(std::to_string(n)); }
-  json_writer& value(double x) { return raw(std::isfinite(x) ? fixed(x, 3) : "null"); }
-  json_writer& null() { return raw("null"); }
-  /// A string, or null when it is empty (the driver did not tell).
-  json_writer& text_or_null(const std::string& text) { return text.empty() ? null() : value(text); }
+// Measurements to the millisecond or MB/s they are good for; NaN and infinities as null.
+json number(double x) {
+  if (!std::isfinite(x)) return nullptr;
+  return std::round(x * 1000.0) / 1000.0;
+}
+/// A string, or null when it is empty (the driver did not tell).
+json text_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
+json int_or_null(int value) { return value >= 0 ? json(value) : json(nullptr); }
 
-  template <class T>
-  json_writer& field(std::string_view name, const T& v) {
-    key(name);
-    return value(v);
-  }
-
- private:
-  json_writer& raw(const std::string& token) {
-    separate();
-    out_ << token;
-    return *this;
-  }
-  json_writer& open(char bracket) {
-    separate();
-    out_ << bracket;
-    first_.push_back(true);
-    return *this;
-  }
-  json_writer& close(char bracket) {
-    const bool empty = first_.back();
-    first_.pop_back();
-    if (!empty) newline();
-    out_ << bracket;
-    return *this;
-  }
-  void separate() {
-    if (after_key_) {
-      after_key_ = false;
-      return;
-    }
-    if (first_.empty()) return;
-    if (!first_.back()) out_ << ',';
-    first_.back() = false;
-    newline();
-  }
-  void newline() { out_ << '\n' << std::string(2 * first_.size(), ' '); }
-
-  std::ostream& out_;
-  std::vector<bool> first_;  // per open container: nothing written in it yet
-  bool after_key_ = false;
-};
+void write(std::ostream& out, const json& document) { out << document.dump(2) << "\n"; }
 
 }  // namespace
-
-std::string json_quote(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-          out += escaped;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
 
 void print_table(std::ostream& out, const report& r) {
   const measurements& m = r.data;
@@ -269,123 +196,107 @@ void print_table(std::ostream& out, const report& r) {
 
 void print_json(std::ostream& out, const report& r) {
   const measurements& m = r.data;
-  json_writer j(out);
-  j.begin_object();
-  j.field("tool", "multigpu-doctor").field("version", MULTIGPU_DOCTOR_VERSION);
-  j.field("exit_status", exit_status(r.verdicts));
+  json j;
+  j["tool"] = "multigpu-doctor";
+  j["version"] = MULTIGPU_DOCTOR_VERSION;
+  j["exit_status"] = exit_status(r.verdicts);
 
-  j.key("options").begin_object();
-  j.key("devices").begin_array();
-  for (int id : slot_devices(r)) j.value(id);
-  j.end_array();
-  j.field("host_staged", m.host_staged).field("transfer_bytes", m.transfer_bytes).field("repetitions", m.repetitions);
-  j.end_object();
+  j["options"] = {{"devices", slot_devices(r)},
+                  {"host_staged", m.host_staged},
+                  {"transfer_bytes", m.transfer_bytes},
+                  {"repetitions", m.repetitions}};
 
-  j.key("environment").begin_object();
-  j.field("cuda_driver_version", format_cuda_version(r.env.driver_version));
-  j.field("cuda_runtime_version", format_cuda_version(r.env.runtime_version));
-  j.field("visible_devices", r.env.visible_devices);
-  j.key("cuda_visible_devices");
-  if (r.env.cuda_visible_devices_set)
-    j.value(r.env.cuda_visible_devices);
-  else
-    j.null();
-  j.field("cuda_launch_blocking", r.env.launch_blocking);
-  j.key("process_cpus").text_or_null(r.env.process_cpus);
-  j.end_object();
+  j["environment"] = {
+      {"cuda_driver_version", format_cuda_version(r.env.driver_version)},
+      {"cuda_runtime_version", format_cuda_version(r.env.runtime_version)},
+      {"visible_devices", r.env.visible_devices},
+      {"cuda_visible_devices", r.env.cuda_visible_devices_set ? json(r.env.cuda_visible_devices) : json(nullptr)},
+      {"cuda_launch_blocking", r.env.launch_blocking},
+      {"process_cpus", text_or_null(r.env.process_cpus)}};
 
-  j.key("devices").begin_array();
-  for (const device_info& d : m.devices) {
-    j.begin_object();
-    j.field("ordinal", d.ordinal);
-    j.key("slots").begin_array();
-    for (std::size_t s : d.slots) j.value(s);
-    j.end_array();
-    j.field("name", d.name).field("memory_bytes", d.memory_bytes).field("free_memory_bytes", d.free_memory_bytes);
-    j.field("compute_capability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor));
-    j.field("multiprocessors", d.multiprocessors).field("pci_bus_id", d.pci_bus_id);
-    j.key("numa_node");
-    if (d.numa_node >= 0)
-      j.value(d.numa_node);
-    else
-      j.null();
-    j.key("local_cpus").text_or_null(d.local_cpus);
-    j.key("pcie_link").text_or_null(d.pcie_link);
-    j.key("pcie_link_max").text_or_null(d.pcie_link_max);
-    j.field("pageable_uses_host_page_tables", d.pageable_uses_host_page_tables);
-    j.end_object();
-  }
-  j.end_array();
+  json devices = json::array();
+  for (const device_info& d : m.devices)
+    devices.push_back({{"ordinal", d.ordinal},
+                       {"slots", d.slots},
+                       {"name", d.name},
+                       {"memory_bytes", d.memory_bytes},
+                       {"free_memory_bytes", d.free_memory_bytes},
+                       {"compute_capability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor)},
+                       {"multiprocessors", d.multiprocessors},
+                       {"pci_bus_id", d.pci_bus_id},
+                       {"numa_node", int_or_null(d.numa_node)},
+                       {"local_cpus", text_or_null(d.local_cpus)},
+                       {"pcie_link", text_or_null(d.pcie_link)},
+                       {"pcie_link_max", text_or_null(d.pcie_link_max)},
+                       {"pageable_uses_host_page_tables", d.pageable_uses_host_page_tables}});
+  j["devices"] = std::move(devices);
 
-  j.key("peers").begin_array();
-  for (const peer_info& p : m.peers) {
-    j.begin_object();
-    j.field("from", p.from).field("to", p.to).field("same_device", p.same_device);
-    j.field("can_access", p.can_access).field("enabled", p.enabled).field("verified", p.verified);
-    j.key("performance_rank");
-    if (p.performance_rank >= 0)
-      j.value(p.performance_rank);
-    else
-      j.null();
-    j.field("native_atomics", p.native_atomics).field("route", std::string(to_string(p.used_route)));
-    j.end_object();
-  }
-  j.end_array();
+  json peers = json::array();
+  for (const peer_info& p : m.peers)
+    peers.push_back({{"from", p.from},
+                     {"to", p.to},
+                     {"same_device", p.same_device},
+                     {"can_access", p.can_access},
+                     {"enabled", p.enabled},
+                     {"verified", p.verified},
+                     {"performance_rank", int_or_null(p.performance_rank)},
+                     {"native_atomics", p.native_atomics},
+                     {"route", std::string(to_string(p.used_route))}});
+  j["peers"] = std::move(peers);
 
-  j.key("bandwidths").begin_object();
-  j.field("unit", "GB/s (1e9 bytes per second); overlap times in ms");
-  j.key("host").begin_array();
-  for (const host_copy_measurement& h : m.host_copies) {
-    j.begin_object();
-    j.field("device", h.device).field("direction", std::string(to_string(h.direction)));
-    j.field("pageable_sync_gbps", h.pageable_sync_gbps).field("pageable_async_gbps", h.pageable_async_gbps);
-    j.field("pageable_async_host_blocked", h.pageable_async_host_blocked);
-    j.field("pinned_sync_gbps", h.pinned_sync_gbps).field("pinned_async_gbps", h.pinned_async_gbps);
-    j.field("pinned_async_host_blocked", h.pinned_async_host_blocked);
-    j.end_object();
-  }
-  j.end_array();
-  j.key("peer").begin_array();
-  for (const peer_copy_measurement& p : m.peer_copies) {
-    j.begin_object();
-    j.field("from", p.from).field("to", p.to).field("same_device", p.same_device);
-    j.field("direct_gbps", p.direct_gbps).field("host_staged_gbps", p.host_staged_gbps);
-    j.end_object();
-  }
-  j.end_array();
-  j.key("overlap").begin_array();
-  for (const overlap_measurement& o : m.overlaps) {
-    j.begin_object();
-    j.field("device", o.device).field("copy_ms", o.copy_ms).field("kernel_ms", o.kernel_ms);
-    j.field("serial_ms", o.serial_ms).field("overlapped_ms", o.overlapped_ms);
-    j.field("hidden_fraction", hidden_fraction(o));
-    j.end_object();
-  }
-  j.end_array();
-  j.end_object();
+  json host = json::array();
+  for (const host_copy_measurement& h : m.host_copies)
+    host.push_back({{"device", h.device},
+                    {"direction", std::string(to_string(h.direction))},
+                    {"pageable_sync_gbps", number(h.pageable_sync_gbps)},
+                    {"pageable_async_gbps", number(h.pageable_async_gbps)},
+                    {"pageable_async_host_blocked", number(h.pageable_async_host_blocked)},
+                    {"pinned_sync_gbps", number(h.pinned_sync_gbps)},
+                    {"pinned_async_gbps", number(h.pinned_async_gbps)},
+                    {"pinned_async_host_blocked", number(h.pinned_async_host_blocked)}});
+  json peer = json::array();
+  for (const peer_copy_measurement& p : m.peer_copies)
+    peer.push_back({{"from", p.from},
+                    {"to", p.to},
+                    {"same_device", p.same_device},
+                    {"direct_gbps", number(p.direct_gbps)},
+                    {"host_staged_gbps", number(p.host_staged_gbps)}});
+  json overlap = json::array();
+  for (const overlap_measurement& o : m.overlaps)
+    overlap.push_back({{"device", o.device},
+                       {"copy_ms", number(o.copy_ms)},
+                       {"kernel_ms", number(o.kernel_ms)},
+                       {"serial_ms", number(o.serial_ms)},
+                       {"overlapped_ms", number(o.overlapped_ms)},
+                       {"hidden_fraction", number(hidden_fraction(o))}});
+  j["bandwidths"] = {{"unit", "GB/s (1e9 bytes per second); overlap times in ms"},
+                     {"host", std::move(host)},
+                     {"peer", std::move(peer)},
+                     {"overlap", std::move(overlap)}};
 
-  j.key("checks").begin_array();
-  for (const verdict& v : r.verdicts) {
-    j.begin_object();
-    j.field("check", v.check).field("subject", v.subject).field("status", std::string(to_string(v.result)));
-    j.field("finding", v.finding).field("advice", v.advice);
-    j.end_object();
-  }
-  j.end_array();
+  json checks = json::array();
+  for (const verdict& v : r.verdicts)
+    checks.push_back({{"check", v.check},
+                      {"subject", v.subject},
+                      {"status", std::string(to_string(v.result))},
+                      {"finding", v.finding},
+                      {"advice", v.advice}});
+  j["checks"] = std::move(checks);
 
-  j.key("summary").begin_object();
+  json summary = json::object();
   for (status s : {status::pass, status::info, status::warn, status::fail})
-    j.field(to_string(s), count(r.verdicts, s));
-  j.end_object();
-  j.end_object();
+    summary[std::string(to_string(s))] = count(r.verdicts, s);
+  j["summary"] = std::move(summary);
+  write(out, j);
 }
 
 void print_json_error(std::ostream& out, const std::string& message) {
-  json_writer j(out);
-  j.begin_object();
-  j.field("tool", "multigpu-doctor").field("version", MULTIGPU_DOCTOR_VERSION);
-  j.field("exit_status", 2).field("error", message);
-  j.end_object();
+  json j;
+  j["tool"] = "multigpu-doctor";
+  j["version"] = MULTIGPU_DOCTOR_VERSION;
+  j["exit_status"] = 2;
+  j["error"] = message;
+  write(out, j);
 }
 
 }  // namespace multigpu::doctor

@@ -26,7 +26,4 @@ void print_json(std::ostream& out, const report& r);
 /// The JSON printed when the doctor cannot run (exit status 2): the reason, and no sections.
 void print_json_error(std::ostream& out, const std::string& message);
 
-/// `text` as a JSON string literal, quotes included.
-std::string json_quote(const std::string& text);
-
 }  // namespace multigpu::doctor

@@ -1,6 +1,7 @@
 #include <multigpu/transfer/host_transfer.hpp>
 
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/nvtx.hpp>
 #include <multigpu/memory/pinned_buffer.hpp>
 #include <multigpu/runtime/detail/group_state.hpp>
 
@@ -47,13 +48,17 @@ void copy_host_to_devices(detail::group_state& group, const void* host,
   const std::size_t total = total_bytes(pieces);
   if (total == 0) return;
   auto* bytes = const_cast<std::byte*>(static_cast<const std::byte*>(host));
+  // One range per call, named after the route, with the bytes moved as its payload.
   if (is_pinned(host, total)) {
+    const nvtx_range range("host to devices: pinned, direct", total);
     copy_directly(bytes, pieces, cudaMemcpyHostToDevice);
     synchronize_streams(pieces);  // the caller may reuse its buffer once we return
   } else if (total <= direct_pageable_bytes) {
+    const nvtx_range range("host to devices: pageable, direct", total);
     // The driver copies small pageable sources into its own staging before returning.
     copy_directly(bytes, pieces, cudaMemcpyHostToDevice);
   } else {
+    const nvtx_range range("host to devices: pageable, staged", total);
     group.stager().scatter(host, pieces);
   }
 }
@@ -64,9 +69,11 @@ void copy_devices_to_host(detail::group_state& group, void* host,
   if (total == 0) return;
   auto* bytes = static_cast<std::byte*>(host);
   if (is_pinned(host, total) || total <= direct_pageable_bytes) {
+    const nvtx_range range("devices to host: direct", total);
     copy_directly(bytes, pieces, cudaMemcpyDeviceToHost);
     synchronize_streams(pieces);
   } else {
+    const nvtx_range range("devices to host: pageable, staged", total);
     group.stager().gather(host, pieces);
   }
 }

@@ -1,5 +1,7 @@
 # Installs the built library into a scratch prefix, then configures and builds a consumer
-# project against it with find_package(multigpu), and runs the consumer.
+# project against it with find_package(multigpu) twice, once with the shared CUDA runtime and
+# once with the static one (the consumer chooses; the package forces neither), checks which
+# runtime each program was linked with, and runs them.
 foreach(var MULTIGPU_BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR CUDA_ARCHITECTURES GENERATOR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run.cmake needs -D${var}=...")
@@ -15,11 +17,35 @@ function(step)
   endif()
 endfunction()
 
+find_program(READELF readelf)
+if(NOT READELF)
+  message(FATAL_ERROR "run.cmake needs readelf (binutils) to check which CUDA runtime was linked")
+endif()
+
 step(${CMAKE_COMMAND} --install "${MULTIGPU_BUILD_DIR}" --prefix "${prefix}")
-step(${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${WORK_DIR}/build" -G "${GENERATOR}"
-     "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}")
-step(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
-foreach(program consumer_cuda consumer_host)
-  step("${WORK_DIR}/build/${program}")
+foreach(runtime Shared Static)
+  set(build "${WORK_DIR}/build-${runtime}")
+  step(${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${build}" -G "${GENERATOR}"
+       "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}"
+       "-DCMAKE_CUDA_RUNTIME_LIBRARY=${runtime}")
+  step(${CMAKE_COMMAND} --build "${build}")
+  foreach(program consumer_cuda consumer_host)
+    # The shared runtime shows as a NEEDED libcudart.so; the static one is linked in.
+    execute_process(COMMAND "${READELF}" -d "${build}/${program}" OUTPUT_VARIABLE dynamic RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "readelf -d ${build}/${program} failed (${rc})")
+    endif()
+    if(dynamic MATCHES "NEEDED[^\n]*libcudart\\.so")
+      set(linked Shared)
+    else()
+      set(linked Static)
+    endif()
+    if(NOT linked STREQUAL runtime)
+      message(FATAL_ERROR "${program} asked for the ${runtime} CUDA runtime but was linked with the "
+                          "${linked} one:\n${dynamic}")
+    endif()
+    step("${build}/${program}")
+    message(STATUS "${program}: ${runtime} CUDA runtime, built and ran")
+  endforeach()
 endforeach()
-message(STATUS "consumer project built and ran against the installed package")
+message(STATUS "consumer project built and ran against the installed package with both runtimes")

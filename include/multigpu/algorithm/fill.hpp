@@ -4,6 +4,7 @@
 #include <multigpu/algorithm/detail/cub_call.hpp>
 #include <multigpu/algorithm/detail/functors.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
+#include <multigpu/core/nvtx.hpp>
 
 #include <cub/device/device_for.cuh>
 
@@ -13,6 +14,7 @@ namespace multigpu {
 
 template <class T>
 void fill(segmented_iterator<T, false> first, segmented_iterator<T, false> last, const std::type_identity_t<T>& value) {
+  const nvtx_range range_mark("fill", static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = detail::unpack_range("fill", first, last);
   if (count == 0) return;
   detail::range_ref<T> range(*v, begin, count);
@@ -31,6 +33,7 @@ void fill(distributed_vector<T>& v, const std::type_identity_t<T>& value) {
 /// Element i of [first, last) becomes value + i (computed directly, not by repeated ++).
 template <class T>
 void iota(segmented_iterator<T, false> first, segmented_iterator<T, false> last, std::type_identity_t<T> value) {
+  const nvtx_range range_mark("iota", static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = detail::unpack_range("iota", first, last);
   if (count == 0) return;
   detail::range_ref<T> range(*v, begin, count);
@@ -46,6 +49,19 @@ void iota(segmented_iterator<T, false> first, segmented_iterator<T, false> last,
 template <class T>
 void iota(distributed_vector<T>& v, std::type_identity_t<T> value) {
   iota(v.begin(), v.end(), value);
+}
+
+/// fill and iota over a view of part of a vector (std::ranges::subrange, ...).
+template <segmented_range R>
+auto fill(R&& r, const std::ranges::range_value_t<R>& value)
+    -> decltype(multigpu::fill(std::ranges::begin(r), std::ranges::end(r), value)) {
+  multigpu::fill(std::ranges::begin(r), std::ranges::end(r), value);
+}
+
+template <segmented_range R>
+auto iota(R&& r, std::ranges::range_value_t<R> value)
+    -> decltype(multigpu::iota(std::ranges::begin(r), std::ranges::end(r), value)) {
+  multigpu::iota(std::ranges::begin(r), std::ranges::end(r), value);
 }
 
 }  // namespace multigpu

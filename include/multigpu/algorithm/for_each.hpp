@@ -3,6 +3,7 @@
 
 #include <multigpu/algorithm/detail/cub_call.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
+#include <multigpu/core/nvtx.hpp>
 
 #include <cub/device/device_for.cuh>
 
@@ -10,6 +11,7 @@ namespace multigpu {
 
 template <class T, class F>
 void for_each(segmented_iterator<T, false> first, segmented_iterator<T, false> last, F f) {
+  const nvtx_range range_mark("for_each", static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = detail::unpack_range("for_each", first, last);
   if (count == 0) return;
   detail::range_ref<T> range(*v, begin, count);
@@ -24,6 +26,12 @@ void for_each(segmented_iterator<T, false> first, segmented_iterator<T, false> l
 template <class T, class F>
 void for_each(distributed_vector<T>& v, F f) {
   for_each(v.begin(), v.end(), f);
+}
+
+/// for_each over a view of part of a vector (std::ranges::subrange, ...).
+template <segmented_range R, class F>
+auto for_each(R&& r, F f) -> decltype(multigpu::for_each(std::ranges::begin(r), std::ranges::end(r), f)) {
+  multigpu::for_each(std::ranges::begin(r), std::ranges::end(r), f);
 }
 
 }  // namespace multigpu

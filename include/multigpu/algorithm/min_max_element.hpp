@@ -52,6 +52,7 @@ I best_element(const char* algorithm, I first, I last, Better better) {
   using op_t = commutative_op<first_best<T, Better>>;
   using traits = partial_traits<indexed<T>, op_t>;
   using P = typename traits::partial;
+  const nvtx_range range_mark(algorithm, static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = unpack_range(algorithm, first, last);
   if (count == 0) return last;
   range_ref<T> range(*v, begin, count);

@@ -21,6 +21,7 @@ future<typename I::value_type> reduce_async(I first, I last, std::type_identity_
   using T = typename I::value_type;
   using traits = detail::partial_traits<T, Op>;
   using P = typename traits::partial;
+  const nvtx_range range_mark("reduce", static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = detail::unpack_range("reduce", first, last);
   if (count == 0) return future<T>(init);
   detail::range_ref<T> range(*v, begin, count);

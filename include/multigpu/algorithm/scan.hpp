@@ -56,6 +56,7 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
   using T = typename In::value_type;
   using traits = partial_traits<T, Op>;
   using P = typename traits::partial;
+  const nvtx_range range_mark(algorithm, static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = unpack_range(algorithm, first, last);
   if (count == 0) return;
   auto& out_vector = unpack_output(algorithm, out, count);

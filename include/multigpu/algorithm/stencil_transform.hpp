@@ -3,6 +3,7 @@
 // its neighbours up to `radius` away, read from the segment's own memory and its halo.
 
 #include <multigpu/algorithm/detail/cub_call.hpp>
+#include <multigpu/core/nvtx.hpp>
 #include <multigpu/extension/halo.hpp>
 
 #include <cub/device/device_for.cuh>
@@ -46,6 +47,7 @@ struct stencil_functor {
 /// neighbours).
 template <class T, class U, class F>
 void stencil_transform(distributed_vector<T>& in, distributed_vector<U>& out, std::size_t radius, F f) {
+  const nvtx_range range("stencil_transform", in.size());
   MULTIGPU_EXPECTS(in.halo().width >= radius,
                    detail::concat("stencil_transform: the input's halo is ", in.halo().width,
                                   " elements wide but the stencil radius is ", radius));

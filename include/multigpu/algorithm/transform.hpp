@@ -8,6 +8,7 @@
 
 #include <multigpu/algorithm/detail/cub_call.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
+#include <multigpu/core/nvtx.hpp>
 
 #include <cub/device/device_transform.cuh>
 #include <cuda/std/tuple>
@@ -18,6 +19,7 @@ namespace multigpu {
 template <segmented_iterator_type In, class U, class F>
 void transform(In first, In last, segmented_iterator<U, false> out, F f) {
   using T = typename In::value_type;
+  const nvtx_range range_mark("transform", static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = detail::unpack_range("transform", first, last);
   if (count == 0) return;
   auto& out_vector = detail::unpack_output("transform", out, count);
@@ -39,6 +41,7 @@ template <segmented_iterator_type In1, segmented_iterator_type In2, class U, cla
 void transform(In1 first1, In1 last1, In2 first2, segmented_iterator<U, false> out, F f) {
   using A = typename In1::value_type;
   using B = typename In2::value_type;
+  const nvtx_range range_mark("transform", static_cast<std::uint64_t>(last1 - first1));
   auto [v, begin, count] = detail::unpack_range("transform", first1, last1);
   if (count == 0) return;
   auto& b_vector = detail::unpack_output("transform", first2, count, "second input");
@@ -71,6 +74,31 @@ void transform(const distributed_vector<A>& a, const distributed_vector<B>& b, d
   detail::expect_same_length("transform", a.size(), b.size());
   detail::expect_same_length("transform", a.size(), out.size());
   transform(a.begin(), a.end(), b.begin(), out.begin(), f);
+}
+
+// ---- views of part of a vector (std::ranges::subrange of segmented iterators, ...) ------
+
+/// out[i] = f(in[i]) with the input as a view.
+template <segmented_range R, class U, class F>
+void transform(R&& in, segmented_iterator<U, false> out, F f) {
+  multigpu::transform(std::ranges::begin(in), std::ranges::end(in), out, f);
+}
+
+/// out[i] = f(in[i]) between two views of the same length.
+template <segmented_range R, segmented_range O, class F>
+  requires std::same_as<std::ranges::iterator_t<O>, segmented_iterator<std::ranges::range_value_t<O>, false>>
+void transform(R&& in, O&& out, F f) {
+  detail::expect_same_length("transform", static_cast<std::size_t>(std::ranges::distance(in)),
+                             static_cast<std::size_t>(std::ranges::distance(out)));
+  multigpu::transform(std::ranges::begin(in), std::ranges::end(in), std::ranges::begin(out), f);
+}
+
+/// out[i] = f(a[i], b[i]) with both inputs as views of the same length.
+template <segmented_range R1, segmented_range R2, class U, class F>
+void transform(R1&& a, R2&& b, segmented_iterator<U, false> out, F f) {
+  detail::expect_same_length("transform", static_cast<std::size_t>(std::ranges::distance(a)),
+                             static_cast<std::size_t>(std::ranges::distance(b)));
+  multigpu::transform(std::ranges::begin(a), std::ranges::end(a), std::ranges::begin(b), out, f);
 }
 
 }  // namespace multigpu

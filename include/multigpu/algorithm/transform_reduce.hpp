@@ -19,6 +19,7 @@ future<U> transform_reduce_async(I first, I last, U init, R reduce_op, F transfo
   using T = typename I::value_type;
   using traits = detail::partial_traits<U, R>;
   using P = typename traits::partial;
+  const nvtx_range range_mark("transform_reduce", static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = detail::unpack_range("transform_reduce", first, last);
   if (count == 0) return future<U>(init);
   detail::range_ref<T> range(*v, begin, count);
@@ -36,6 +37,7 @@ future<U> transform_reduce_async(I1 first1, I1 last1, I2 first2, U init, R reduc
   using B = typename I2::value_type;
   using traits = detail::partial_traits<U, R>;
   using P = typename traits::partial;
+  const nvtx_range range_mark("transform_reduce", static_cast<std::uint64_t>(last1 - first1));
   auto [v, begin, count] = detail::unpack_range("transform_reduce", first1, last1);
   if (count == 0) return future<U>(init);
   const auto& b_vector = detail::unpack_output("transform_reduce", first2, count, "second input");

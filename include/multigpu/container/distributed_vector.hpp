@@ -181,15 +181,15 @@ class distributed_vector {
     check_slot(slot);
     return make_view<const T>(slot);
   }
-  std::vector<segment_view<T>> segments() {
-    std::vector<segment_view<T>> views;
-    for (std::size_t s = 0; s < segment_count(); ++s) views.push_back(make_view<T>(s));
-    return views;
+  /// A random-access, sized view of every slot's segment_view, in slot order; it refers to
+  /// this vector (as std::views over a container do), so it must not outlive it.
+  auto segments() {
+    return std::views::iota(std::size_t{0}, segment_count()) |
+           std::views::transform([this](std::size_t slot) { return make_view<T>(slot); });
   }
-  std::vector<segment_view<const T>> segments() const {
-    std::vector<segment_view<const T>> views;
-    for (std::size_t s = 0; s < segment_count(); ++s) views.push_back(make_view<const T>(s));
-    return views;
+  auto segments() const {
+    return std::views::iota(std::size_t{0}, segment_count()) |
+           std::views::transform([this](std::size_t slot) { return make_view<const T>(slot); });
   }
 
   // ---- iteration and element access --------------------------------------------------

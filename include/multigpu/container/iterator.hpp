@@ -8,6 +8,7 @@
 #include <concepts>
 #include <cstddef>
 #include <iterator>
+#include <ranges>
 #include <type_traits>
 
 namespace multigpu {
@@ -108,6 +109,14 @@ template <class T, bool Const>
 inline constexpr bool is_segmented_iterator_v<segmented_iterator<T, Const>> = true;
 template <class I>
 concept segmented_iterator_type = is_segmented_iterator_v<std::remove_cvref_t<I>>;
+
+/// A view of part of a distributed_vector whose begin and end are segmented iterators:
+/// std::ranges::subrange(v.begin() + 3, v.end()), std::views::counted(v.begin() + 1, 5),
+/// std::views::take(v, 8), ... Every algorithm that takes [first, last) also takes one of
+/// these in its place (the vector itself is not a view: it has overloads of its own).
+template <class R>
+concept segmented_range = std::ranges::view<std::remove_cvref_t<R>> && std::ranges::common_range<R> &&
+                          segmented_iterator_type<std::ranges::iterator_t<R>>;
 
 }  // namespace multigpu
 

@@ -8,6 +8,7 @@
 
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/nvtx.hpp>
 
 #include <type_traits>
 
@@ -37,6 +38,7 @@ void expect_same_layout(const First& first, const Rest&... rest) {
 /// vectors sharing a group and layout (std::invalid_argument otherwise).
 template <distributed_vector_type V, class F>
 void for_each_segment(V&& v, F&& f) {
+  const nvtx_range range("for_each_segment", v.size());
   for (std::size_t s = 0; s < v.segment_count(); ++s) {
     auto seg = v.segment(s);
     if (seg.empty()) continue;
@@ -47,6 +49,7 @@ void for_each_segment(V&& v, F&& f) {
 
 template <distributed_vector_type A, distributed_vector_type B, class F>
 void for_each_segment(A&& a, B&& b, F&& f) {
+  const nvtx_range range("for_each_segment", a.size());
   detail::expect_same_layout(a, b);
   for (std::size_t s = 0; s < a.segment_count(); ++s) {
     auto seg = a.segment(s);
@@ -58,6 +61,7 @@ void for_each_segment(A&& a, B&& b, F&& f) {
 
 template <distributed_vector_type A, distributed_vector_type B, distributed_vector_type C, class F>
 void for_each_segment(A&& a, B&& b, C&& c, F&& f) {
+  const nvtx_range range("for_each_segment", a.size());
   detail::expect_same_layout(a, b, c);
   for (std::size_t s = 0; s < a.segment_count(); ++s) {
     auto seg = a.segment(s);

@@ -6,6 +6,7 @@
 
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/container/halo_plan.hpp>
+#include <multigpu/core/nvtx.hpp>
 
 #include <vector>
 
@@ -18,6 +19,7 @@ template <class T>
 void exchange_halos(distributed_vector<T>& v) {
   const halo h = v.halo();
   if (h.width == 0 || v.empty()) return;
+  const nvtx_range range("exchange_halos", h.width);
   std::vector<transfer::byte_move> moves;
   for (const halo_move& m : plan_halo_exchange(v.layout(), h.width, h.periodic)) {
     const segment_view<T> src = v.segment(m.src_slot);

@@ -14,13 +14,14 @@ namespace multigpu {
 /// first segment's device; get() on the result waits for it.
 template <distributed_vector_type V, class U, class Op, class F>
 future<U> reduce_segments_async(V&& v, U init, Op op, F&& f) {
+  const nvtx_range range("reduce_segments", v.size());
   using T = typename std::remove_cvref_t<V>::value_type;
   if (v.size() == 0) return future<U>(init);
   // The non-empty segments are the pieces of the whole range; the values meet like the
   // partials of reduce (detail/collectives.hpp), folded after init in slot order.
-  detail::range_ref<T> range(v, 0, v.size());
+  detail::range_ref<T> range_of_v(v, 0, v.size());
   return detail::reduce_pieces<U, U>(
-      range, op, init,
+      range_of_v, op, init,
       [&](const detail::piece_context& ctx, U* out, bool) { f(v.segment(ctx.slot), out); }, &init);
 }
 

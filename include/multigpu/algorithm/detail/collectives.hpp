@@ -181,6 +181,7 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
       reduce_piece(ctx, partials + ctx.index, ctx.index == 0);
       call.leave(ctx);
     });
+    const nvtx_range collective("collective: reduce partials in order", k);
     call.join();
     device_guard guard(g.device(root));
     fold_partials<<<1, 1, 0, g.stream(root)>>>(static_cast<const P*>(partials), k, op, result_slot,
@@ -219,6 +220,7 @@ void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, 
   });
   call.join();
   {
+    const nvtx_range collective("collective: exclusive scan of partials", k);
     device_guard guard(call.root_device());
     scan_partials<<<1, 1, 0, call.root_stream()>>>(static_cast<const P*>(partials), k - 1, op, carries);
     check_launch("scan_partials");

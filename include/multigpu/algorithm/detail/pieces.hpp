@@ -6,6 +6,7 @@
 
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/nvtx.hpp>
 #include <multigpu/runtime/detail/group_state.hpp>
 
 #include <functional>
@@ -136,6 +137,7 @@ void for_each_piece(const range_ref<T>& reference, Step&& step) {
     device_guard guard(g.device(reference.pieces[0].slot));
     for (std::size_t i = 0; i < reference.pieces.size(); ++i) {
       guard.set(g.device(reference.pieces[i].slot));
+      const nvtx_range local("local step", reference.pieces[i].slot);
       step(context(i));
       schedule_note_work(g.stream(reference.pieces[i].slot), "step");
     }
@@ -145,6 +147,7 @@ void for_each_piece(const range_ref<T>& reference, Step&& step) {
   slots.reserve(reference.pieces.size());
   for (const auto& p : reference.pieces) slots.push_back(p.slot);
   const std::function<void(std::size_t)> run = [&](std::size_t i) {
+    const nvtx_range local("local step", reference.pieces[i].slot);
     step(context(i));
     schedule_note_work(g.stream(reference.pieces[i].slot), "step");
   };
