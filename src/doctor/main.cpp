@@ -8,7 +8,7 @@
 #include "report.hpp"
 
 #include <multigpu/core/error.hpp>
-#include <multigpu/doctor/verdicts.hpp>
+#include "verdicts.hpp"
 #include <multigpu/runtime/device_group.hpp>
 
 #include <algorithm>

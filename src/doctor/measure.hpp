@@ -5,7 +5,7 @@
 
 #include "probe.hpp"
 
-#include <multigpu/doctor/verdicts.hpp>
+#include "verdicts.hpp"
 #include <multigpu/memory/pinned_buffer.hpp>
 #include <multigpu/runtime/device_group.hpp>
 

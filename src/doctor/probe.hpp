@@ -2,7 +2,7 @@
 // What the driver and the kernel tell about the devices and the links between them,
 // before anything is measured.
 
-#include <multigpu/doctor/verdicts.hpp>
+#include "verdicts.hpp"
 #include <multigpu/runtime/device_group.hpp>
 
 #include <string>

@@ -5,7 +5,7 @@
 #include "options.hpp"
 #include "probe.hpp"
 
-#include <multigpu/doctor/verdicts.hpp>
+#include "verdicts.hpp"
 
 #include <iosfwd>
 #include <string>

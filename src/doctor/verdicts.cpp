@@ -1,4 +1,4 @@
-#include <multigpu/doctor/verdicts.hpp>
+#include "verdicts.hpp"
 
 #include <algorithm>
 #include <cstdio>

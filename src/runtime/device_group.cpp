@@ -3,7 +3,7 @@
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/transfer/detail/host_stager.hpp>
 
-#include "peer_registry.hpp"
+#include <multigpu/runtime/detail/peer_registry.hpp>
 
 #include <algorithm>
 #include <atomic>

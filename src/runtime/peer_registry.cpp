@@ -1,4 +1,4 @@
-#include "peer_registry.hpp"
+#include <multigpu/runtime/detail/peer_registry.hpp>
 
 #include <multigpu/core/device_guard.hpp>
 

@@ -4,7 +4,7 @@
 #include <multigpu/runtime/detail/group_state.hpp>
 #include <multigpu/transfer/chunking.hpp>
 
-#include "../runtime/peer_registry.hpp"
+#include <multigpu/runtime/detail/peer_registry.hpp>
 
 #include <algorithm>
 #include <map>

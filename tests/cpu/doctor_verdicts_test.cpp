@@ -1,6 +1,6 @@
 // The doctor's verdicts, fed made-up measurements: a healthy machine passes, and each item
 // of the checklist fails (or warns) where it should, with the checklist's words.
-#include <multigpu/doctor/verdicts.hpp>
+#include <verdicts.hpp>
 
 #include <gtest/gtest.h>
 

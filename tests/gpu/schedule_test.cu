@@ -285,7 +285,8 @@ TEST(Schedule, AStepThatThrowsStillOrdersTheArenaBeforeReuse) {
     if (route.name == "host_staged") continue;  // same arena kinds as the other two
     mg::device_group g = repeated(3, route.options);
     mg::distributed_vector<int> all(300, g);
-    mg::distributed_vector<int> gap(g, mg::distribution::from_sizes({100, 0, 100}));
+    const std::vector<std::size_t> gap_sizes{100, 0, 100};
+    mg::distributed_vector<int> gap(g, mg::distribution::from_sizes(gap_sizes));
     mg::fill(all, 1);
     mg::fill(gap, 1);
     g.synchronize();
