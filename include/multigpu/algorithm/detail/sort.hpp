@@ -376,7 +376,7 @@ void sort_in_layout(distributed_vector<K>& keys, distributed_vector<V>* values, 
     }
   }
 
-  // 4. Exchange the buckets, then each receiver sorts its runs.
+  // 4. Exchange the buckets, then each receiver merges the runs it received.
   if (stats) {
     stats->bucket_sizes.resize(k);
     for (std::size_t d = 0; d < k; ++d) stats->bucket_sizes[d] = plan.received(d);
