@@ -37,7 +37,7 @@
 
 namespace multigpu::detail {
 
-/// Keys CUB's radix sort orders like `<` (with the float rules below).
+/// Keys CUB's radix sort orders like `<` (floats as radix_less in detail/splitters.hpp says).
 template <class K>
 inline constexpr bool radix_key_v = (std::is_integral_v<K> && !std::is_same_v<K, bool>) ||
                                     std::is_same_v<K, float> || std::is_same_v<K, double>;
