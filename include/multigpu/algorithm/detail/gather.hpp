@@ -8,7 +8,8 @@
 //   elements, and the values come back by the transposed plan, then land at their
 //   positions;
 // - scatter: the sources send (local index, value) pairs to the owners, which write them.
-// No kernel ever reads another device's memory; only the all-to-all moves data.
+// No kernel ever reads another device's memory; only the all-to-all moves data. A group of
+// one slot needs no requests: its indices are checked, then one kernel does the work.
 
 #include <multigpu/algorithm/detail/all_to_all.hpp>
 #include <multigpu/algorithm/detail/cub_call.hpp>
@@ -103,12 +104,68 @@ __global__ void scatter_local(const T* in, const position_t* index, std::size_t 
   if (j < n) out[index[j]] = in[j];
 }
 
+/// Records first_index + i in *first_bad for every map[i] outside [0, size).
+template <class I>
+__global__ void check_indices(const I* map, std::size_t n, std::size_t first_index, std::size_t size,
+                              position_t* first_bad) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const I index = map[i];
+  bool bad = false;
+  if constexpr (std::is_signed_v<I>) bad = index < 0;
+  if (bad || static_cast<std::size_t>(index) >= size) atomicMin(first_bad, static_cast<position_t>(first_index + i));
+}
+
+/// One slot: out[i] = in[map[i]] (gather) or out[map[i]] = in[i] (scatter), in place.
+template <bool Scatter, class I, class T>
+__global__ void by_index_kernel(const T* in, const I* map, std::size_t n, T* out) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const auto index = static_cast<std::size_t>(map[i]);
+  if constexpr (Scatter)
+    out[index] = in[i];
+  else
+    out[i] = in[index];
+}
+
 /// One map segment's requests, sorted by owner.
 struct request_list {
   device_buffer<position_t> position;  // where in the map segment each request came from
   device_buffer<position_t> local;     // the index inside the owner's segment
   std::vector<std::size_t> starts;     // k + 1 entries: requests for owner s are [starts[s], starts[s+1])
 };
+
+/// std::out_of_range naming map[first_bad] and its value, unless first_bad is no_position.
+template <class I>
+void throw_if_bad(const char* algorithm, const distributed_vector<I>& map, position_t first_bad, std::size_t size) {
+  if (first_bad == no_position) return;
+  const I value = map.read(static_cast<std::size_t>(first_bad));
+  throw std::out_of_range(concat("multigpu: ", algorithm, ": map[", first_bad, "] = ", +value,
+                                 " is out of range for a vector of size ", size));
+}
+
+/// The whole operation when the group has one slot: check every index on the device, then
+/// one kernel. `input`, `map` and `output` are lined up (one segment each).
+template <bool Scatter, class I, class T>
+void by_index_one_slot(const char* algorithm, const distributed_vector<T>& input, const distributed_vector<I>& map,
+                       distributed_vector<T>& output) {
+  const device_group& group = map.group();
+  const std::size_t n = map.size();
+  device_guard guard(group.device(0));
+  cudaStream_t stream = group.stream(0);
+  device_buffer<position_t> bad(1, group.pool(0), stream);
+  MULTIGPU_CUDA_TRY(cudaMemsetAsync(bad.data(), 0xff, sizeof(position_t), stream));
+  const std::size_t size = Scatter ? output.size() : input.size();
+  check_indices<<<grid_for(n, 256), 256, 0, stream>>>(map.segment(0).data(), n, 0, size, bad.data());
+  check_launch("check_indices");
+  position_t first_bad = no_position;
+  MULTIGPU_CUDA_TRY(cudaMemcpyAsync(&first_bad, bad.data(), sizeof(position_t), cudaMemcpyDeviceToHost, stream));
+  MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream));
+  throw_if_bad(algorithm, map, first_bad, size);
+  by_index_kernel<Scatter><<<grid_for(n, 256), 256, 0, stream>>>(input.segment(0).data(), map.segment(0).data(), n,
+                                                                 output.segment(0).data());
+  check_launch(Scatter ? "scatter" : "gather");
+}
 
 /// Classifies and sorts every map segment's indices by owner (the segments of
 /// `target_layout`), checks them, and returns the requests and the exchange plan. Throws
@@ -174,11 +231,7 @@ exchange_plan plan_requests(const char* algorithm, const distributed_vector<I>& 
     MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group.stream(s)));
     first_bad = std::min(first_bad, bad[s]);
   }
-  if (first_bad != no_position) {
-    const I value = map.read(static_cast<std::size_t>(first_bad));
-    throw std::out_of_range(concat("multigpu: ", algorithm, ": map[", first_bad, "] = ", +value,
-                                   " is out of range for a vector of size ", target_layout.size()));
-  }
+  throw_if_bad(algorithm, map, first_bad, target_layout.size());
   exchange_plan plan(k);
   for (std::size_t s = 0; s < k; ++s)
     for (std::size_t d = 0; d < k; ++d) plan.count(s, d) = requests[s].starts[d + 1] - requests[s].starts[d];
@@ -218,6 +271,7 @@ void gather_impl(const distributed_vector<I>& map_in, const distributed_vector<T
   const distributed_vector<I>& map = lined_up_map(map_in, output, copy);
   const device_group& group = output.group();
   const std::size_t k = group.size();
+  if (k == 1) return by_index_one_slot<false>(algorithm, input, map, output);
 
   std::vector<request_list> requests;
   const exchange_plan plan = plan_requests(algorithm, map, input.layout(), requests);
@@ -283,6 +337,7 @@ void scatter_impl(const distributed_vector<T>& input, const distributed_vector<I
   const distributed_vector<I>& map = lined_up_map(map_in, input, copy);
   const device_group& group = input.group();
   const std::size_t k = group.size();
+  if (k == 1) return by_index_one_slot<true>(algorithm, input, map, output);
 
   std::vector<request_list> requests;
   const exchange_plan plan = plan_requests(algorithm, map, output.layout(), requests);

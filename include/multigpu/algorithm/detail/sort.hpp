@@ -18,6 +18,7 @@
 
 #include <multigpu/algorithm/detail/all_to_all.hpp>
 #include <multigpu/algorithm/detail/cub_call.hpp>
+#include <multigpu/algorithm/detail/splitters.hpp>
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
 
@@ -25,7 +26,6 @@
 #include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/util_type.cuh>
-#include <cuda/std/bit>
 #include <cuda/std/functional>
 
 #include <algorithm>
@@ -37,7 +37,7 @@
 
 namespace multigpu::detail {
 
-/// Keys CUB's radix sort orders like `<` (with the float rules below).
+/// Keys CUB's radix sort orders like `<` (floats as radix_less in detail/splitters.hpp says).
 template <class K>
 inline constexpr bool radix_key_v = (std::is_integral_v<K> && !std::is_same_v<K, bool>) ||
                                     std::is_same_v<K, float> || std::is_same_v<K, double>;
@@ -50,25 +50,6 @@ inline constexpr bool default_less_v =
 /// Radix sort applies: arithmetic keys in ascending order.
 template <class K, class Comp>
 inline constexpr bool use_radix_v = radix_key_v<K> && default_less_v<K, Comp>;
-
-/// The order CUB's radix sort puts keys in, as a comparator. Integers: `<`. Floating
-/// point: -0.0 and +0.0 are equivalent, NaNs with the sign bit clear come after +inf and
-/// NaNs with the sign bit set before -inf, NaNs ordered by their bits.
-template <class K>
-struct radix_less {
-  __host__ __device__ static auto ordered(const K& x) {
-    if constexpr (std::is_floating_point_v<K>) {
-      using U = std::conditional_t<sizeof(K) == 4, std::uint32_t, std::uint64_t>;
-      constexpr U sign = U(1) << (sizeof(U) * 8 - 1);
-      U bits = cuda::std::bit_cast<U>(x);
-      if (bits == sign) bits = 0;  // -0.0 sorts as +0.0
-      return (bits & sign) ? U(~bits) : U(bits | sign);
-    } else {
-      return x;
-    }
-  }
-  __host__ __device__ bool operator()(const K& a, const K& b) const { return ordered(a) < ordered(b); }
-};
 
 /// The comparator the sort really orders by.
 template <class K, class Comp>
@@ -205,17 +186,6 @@ inline unsigned blocks_for(std::size_t n, unsigned threads) {
   return static_cast<unsigned>(std::max<std::size_t>(1, (n + threads - 1) / threads));
 }
 
-/// Samples each segment contributes: enough that buckets stay within a few percent of
-/// n/k for any input (regular sampling bounds a bucket by n/k + n/samples).
-inline std::size_t samples_per_segment(std::size_t slots) { return std::min<std::size_t>(64 * slots, 4096); }
-
-/// A key with its index in the global (key, index) order.
-template <class K>
-struct indexed_key {
-  K key;
-  std::size_t index;
-};
-
 /// What a sort did, for tests of its balance: how many elements each slot received
 /// (empty when the sort needed no exchange).
 struct sort_stats {
@@ -278,23 +248,20 @@ void sort_in_layout(distributed_vector<K>& keys, distributed_vector<V>* values, 
   }
 
   // 2. Regular samples of every run, to the host; weighted quantiles become splitters.
-  struct sample_set {
-    std::vector<K> keys;
-    std::size_t first = 0, stride = 1;
-  };
-  std::vector<sample_set> samples(k);
+  std::vector<segment_samples<K>> samples(k);
   {
     std::vector<device_buffer<K>> device_samples(k);
     for (std::size_t s : filled) {
       device_guard guard(group.device(s));
       cudaStream_t stream = group.stream(s);
-      sample_set& set = samples[s];
-      set.stride = std::max<std::size_t>(1, sizes[s] / samples_per_segment(k));
-      const std::size_t count = sizes[s] / set.stride;
-      set.first = set.stride / 2;
+      segment_samples<K>& set = samples[s];
+      set.plan = regular_sampling(sizes[s], k);
+      set.offset = offsets[s];
+      set.size = sizes[s];
+      const std::size_t count = set.plan.count;
       set.keys.resize(count);
       device_samples[s] = device_buffer<K>(count, group.pool(s), stream);
-      take_samples<<<blocks_for(count, 256), 256, 0, stream>>>(run[s], set.first, set.stride, count,
+      take_samples<<<blocks_for(count, 256), 256, 0, stream>>>(run[s], set.plan.first, set.plan.stride, count,
                                                                 device_samples[s].data());
       check_launch("take_samples");
       MULTIGPU_CUDA_TRY(cudaMemcpyAsync(set.keys.data(), device_samples[s].data(), count * sizeof(K),
@@ -305,41 +272,13 @@ void sort_in_layout(distributed_vector<K>& keys, distributed_vector<V>* values, 
       MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group.stream(s)));
     }
   }
-  struct weighted {
-    indexed_key<K> at;
-    double weight;
-  };
-  std::vector<weighted> all;
-  for (std::size_t s : filled) {
-    const sample_set& set = samples[s];
-    const double weight = static_cast<double>(sizes[s]) / static_cast<double>(set.keys.size());
-    for (std::size_t j = 0; j < set.keys.size(); ++j)
-      all.push_back({{set.keys[j], offsets[s] + set.first + j * set.stride}, weight});
-  }
-  auto before = [&](const indexed_key<K>& a, const indexed_key<K>& b) {
-    return order(a.key, b.key) || (!order(b.key, a.key) && a.index < b.index);
-  };
-  std::sort(all.begin(), all.end(), [&](const weighted& a, const weighted& b) { return before(a.at, b.at); });
   std::vector<K> splitter_keys;
   std::vector<std::size_t> splitter_index;
-  {
-    double seen = 0;
-    std::size_t next = 1;
-    for (const weighted& w : all) {
-      seen += w.weight;
-      while (next < k && seen >= static_cast<double>(n) * static_cast<double>(next) / static_cast<double>(k)) {
-        splitter_keys.push_back(w.at.key);
-        splitter_index.push_back(w.at.index);
-        ++next;
-      }
-    }
-    while (next < k) {  // rounding left the last quantiles out: they go past the end
-      splitter_keys.push_back(all.back().at.key);
-      splitter_index.push_back(n);
-      ++next;
-    }
+  for (const indexed_key<K>& x : choose_splitters(samples, n, k, order)) {
+    splitter_keys.push_back(x.key);
+    splitter_index.push_back(x.index);
   }
-  const std::size_t splitters = k - 1;
+  const std::size_t splitters = splitter_keys.size();  // k - 1
 
   // 3. Bucket boundaries of every run.
   exchange_plan plan(k);
@@ -376,7 +315,7 @@ void sort_in_layout(distributed_vector<K>& keys, distributed_vector<V>* values, 
     }
   }
 
-  // 4. Exchange the buckets, then each receiver sorts its runs.
+  // 4. Exchange the buckets, then each receiver merges the runs it received.
   if (stats) {
     stats->bucket_sizes.resize(k);
     for (std::size_t d = 0; d < k; ++d) stats->bucket_sizes[d] = plan.received(d);
