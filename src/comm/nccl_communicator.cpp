@@ -333,6 +333,13 @@ void nccl_communicator::send_recv_bytes(const void* send, std::size_t send_bytes
   device_guard guard(device_);
   cudaStream_t s = pick(stream);
   if (stream == nullptr) MULTIGPU_CUDA_TRY(cudaStreamSynchronize(nullptr));
+  if (send_to == rank_ && recv_from == rank_) {  // to itself: a copy, no NCCL
+    MULTIGPU_EXPECTS(send_bytes == recv_bytes, detail::concat("send_recv: rank ", rank_, " sends ", send_bytes,
+                                                              " bytes to itself but receives ", recv_bytes));
+    if (send_bytes > 0) MULTIGPU_CUDA_TRY(cudaMemcpyAsync(recv, send, send_bytes, cudaMemcpyDefault, s));
+    wait(s, "send_recv");
+    return;
+  }
   staged buffers(*this, s);
   const void* in = send_to == -1 ? nullptr : buffers.in(send, send_bytes);
   void* out = recv_from == -1 ? nullptr : buffers.out(recv, recv_bytes);
