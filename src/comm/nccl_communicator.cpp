@@ -162,10 +162,12 @@ class nccl_communicator::staged {
     out_bytes_ = bytes;
     return d;
   }
-  /// Enqueues the copy back to the caller's host buffer (the caller waits afterwards).
+  /// After the operation completed (wait): the result goes to the caller's host buffer.
+  /// Copying only then keeps a dead peer from blocking the host in a pageable copy.
   void finish() {
-    if (out_ != nullptr)
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(out_, comm_.scratch_[1], out_bytes_, cudaMemcpyDeviceToHost, stream_));
+    if (out_ == nullptr) return;
+    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(out_, comm_.scratch_[1], out_bytes_, cudaMemcpyDeviceToHost, stream_));
+    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream_));
   }
 
  private:
@@ -283,7 +285,7 @@ void nccl_communicator::wait(cudaStream_t stream, const char* call) {
     const bool late = clock::now() > deadline;
     if (async != ncclSuccess || late) {
       api.abort(comm_);
-      if (owned_) comm_ = nullptr;  // aborted: nothing left to destroy
+      comm_ = nullptr;  // aborted: nothing left to destroy or use
       owned_ = false;
       throw comm_error(detail::concat("multigpu: NCCL ", call, " on rank ", rank_, " of ", size_, " ",
                                       late ? detail::concat("made no progress within ", timeout().count(),
@@ -305,8 +307,8 @@ void nccl_communicator::all_gather_bytes(const void* send, void* recv, std::size
   const void* in = buffers.in(send, bytes);
   void* out = buffers.out(recv, bytes * static_cast<std::size_t>(size_));
   check(nccl().all_gather(in, out, bytes, ncclInt8, comm_, s), "ncclAllGather");
-  buffers.finish();
   wait(s, "all_gather");
+  buffers.finish();
 }
 
 void nccl_communicator::all_reduce(const void* send, void* recv, std::size_t count, data_type type, reduce_op op,
@@ -321,8 +323,8 @@ void nccl_communicator::all_reduce(const void* send, void* recv, std::size_t cou
   void* out = buffers.out(recv, bytes, in_place);
   const void* in = in_place ? out : buffers.in(send, bytes);
   check(nccl().all_reduce(in, out, count, nccl_type(type), nccl_op(op), comm_, s), "ncclAllReduce");
-  buffers.finish();
   wait(s, "all_reduce");
+  buffers.finish();
 }
 
 void nccl_communicator::send_recv_bytes(const void* send, std::size_t send_bytes, int send_to, void* recv,
@@ -350,8 +352,8 @@ void nccl_communicator::send_recv_bytes(const void* send, std::size_t send_bytes
   check(api.group_end(), "ncclGroupEnd");
   check(sent, "ncclSend");
   check(received, "ncclRecv");
-  buffers.finish();
   wait(s, "send_recv");
+  buffers.finish();
 }
 
 void nccl_communicator::all_to_all_v_bytes(const void* send, std::span<const std::size_t> send_counts,
@@ -391,8 +393,8 @@ void nccl_communicator::all_to_all_v_bytes(const void* send, std::span<const std
   }
   check(api.group_end(), "ncclGroupEnd");
   check(first_error, "ncclSend/ncclRecv");
-  buffers.finish();
   wait(s, "all_to_all_v");
+  buffers.finish();
 }
 
 void nccl_communicator::barrier() {

@@ -9,7 +9,7 @@ if ! command -v "$mpiexec" >/dev/null 2>&1; then
   echo "mpirun ($mpiexec) not found: skipped"
   exit 77
 fi
-if "$mpiexec" --version 2>&1 | grep -q "Open MPI"; then
+if OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$mpiexec" --version 2>&1 | grep -q -e "Open MPI" -e "OpenRTE"; then
   exec "$mpiexec" --allow-run-as-root --oversubscribe -np "$np" "$@"
 fi
 exec "$mpiexec" -np "$np" "$@"

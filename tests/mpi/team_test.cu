@@ -278,6 +278,7 @@ TEST(TeamVector, HalosAcrossRanks) {
           for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = value_int(v.offset() + i);
           v.local().upload(0, mine.data(), mine.size());
           mg::exchange_halos(v);
+          v.local().group().synchronize();  // the local halo copies are ordered on the slot streams
           const std::size_t n = v.size();
           for (const auto& s : v.segments()) {
             if (s.empty()) continue;
