@@ -10,6 +10,10 @@ if ! command -v "$mpiexec" >/dev/null 2>&1; then
   exit 77
 fi
 if OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$mpiexec" --version 2>&1 | grep -q -e "Open MPI" -e "OpenRTE"; then
+  # Containers often forbid the cross-process memory copies (CMA) of Open MPI's shared
+  # memory transport for large messages; plain copies work everywhere.
+  : "${OMPI_MCA_btl_vader_single_copy_mechanism:=none}"
+  export OMPI_MCA_btl_vader_single_copy_mechanism
   exec "$mpiexec" --allow-run-as-root --oversubscribe -np "$np" "$@"
 fi
 exec "$mpiexec" -np "$np" "$@"
