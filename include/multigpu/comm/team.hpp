@@ -8,6 +8,9 @@
 // (sequence number, operation, element size, local validity): a rank that calls something
 // else gets comm_error on every rank instead of a hang or wrong data, and a precondition that
 // fails on one rank only (a too-small local segment for a halo, say) fails on all of them.
+//
+// Threads: a team's collective operations run one at a time, from one thread per rank (as
+// the communicator's calls do).
 
 #include <multigpu/comm/communicator.hpp>
 

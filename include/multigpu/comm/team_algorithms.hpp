@@ -244,13 +244,13 @@ void redistribute(const team_vector<T>& from, team_vector<T>& to) {
 
 /// Same size and elements, in global order; a and b on one team (std::invalid_argument
 /// otherwise), possibly laid out differently (b is then redistributed into a temporary
-/// laid out as a).
+/// laid out as a, on a's local group).
 template <class T>
 bool equal(const team_vector<T>& a, const team_vector<T>& b) {
   detail::expect_same_team("equal", a.team(), b.team());
   if (a.size() != b.size()) return false;  // every rank knows both sizes: no collective needed
   if (a.layout() != b.layout()) {
-    team_vector<T> aligned(a.team(), a.local_size(), b.local().group());
+    team_vector<T> aligned(a.team(), a.local_size(), a.local().group());
     redistribute(b, aligned);
     return equal(a, aligned);
   }
