@@ -23,13 +23,16 @@ if(NOT READELF)
 endif()
 
 step(${CMAKE_COMMAND} --install "${MULTIGPU_BUILD_DIR}" --prefix "${prefix}")
+if(NOT DEFINED PROGRAMS)
+  set(PROGRAMS consumer_cuda consumer_host)
+endif()
 foreach(runtime Shared Static)
   set(build "${WORK_DIR}/build-${runtime}")
   step(${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${build}" -G "${GENERATOR}"
        "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}"
        "-DCMAKE_CUDA_RUNTIME_LIBRARY=${runtime}")
   step(${CMAKE_COMMAND} --build "${build}")
-  foreach(program consumer_cuda consumer_host)
+  foreach(program ${PROGRAMS})
     # The shared runtime shows as a NEEDED libcudart.so; the static one is linked in.
     execute_process(COMMAND "${READELF}" -d "${build}/${program}" OUTPUT_VARIABLE dynamic RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)

@@ -1,0 +1,133 @@
+// Scale-out costs under mpirun (docs/scale-out.md): the MPI communicator's all_reduce on host
+// and on (staged) device buffers, and team reduce / inclusive_scan against Thrust on the
+// same number of elements on one GPU, in one binary.
+//   mpirun -np 4 build/benchmarks/bench_comm
+// Every rank runs every benchmark a fixed number of iterations (collectives must pair up);
+// rank 0 reports. Elements per rank: range(0); bytes per second count every rank's data.
+
+#include <multigpu/comm.hpp>
+#include <multigpu/comm/mpi_communicator.hpp>
+#include <multigpu/comm/team_algorithms.hpp>
+
+#include <benchmark/benchmark.h>
+#include <mpi.h>
+#include <thrust/device_vector.h>
+#include <thrust/execution_policy.h>
+#include <thrust/reduce.h>
+#include <thrust/scan.h>
+
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+namespace mg = multigpu;
+
+namespace {
+
+constexpr int iterations = 20;
+
+mg::team& world() {
+  static mg::team t(std::make_shared<mg::mpi_communicator>());
+  return t;
+}
+int device() {
+  static const int d = mg::launch_device(mg::mpi_bootstrap());
+  return d;
+}
+
+void all_reduce_host(benchmark::State& state) {
+  std::vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
+  for (auto _ : state) world().comm().all_reduce(data.data(), data.data(), data.size(), mg::reduce_op::sum);
+  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
+}
+
+void all_reduce_device(benchmark::State& state) {
+  mg::device_guard guard(device());
+  thrust::device_vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
+  float* p = thrust::raw_pointer_cast(data.data());
+  for (auto _ : state) world().comm().all_reduce(p, p, data.size(), mg::reduce_op::sum);
+  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
+}
+
+void team_reduce(benchmark::State& state) {
+  mg::team_vector<float> v(world(), static_cast<std::size_t>(state.range(0)), mg::device_group({device()}));
+  mg::fill(v, 1.0f);
+  for (auto _ : state) benchmark::DoNotOptimize(mg::reduce(v));
+  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
+}
+
+void team_inclusive_scan(benchmark::State& state) {
+  mg::team_vector<float> v(world(), static_cast<std::size_t>(state.range(0)), mg::device_group({device()}));
+  mg::fill(v, 1.0f);
+  for (auto _ : state) mg::inclusive_scan(v, v, cuda::maximum<>{});
+  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
+}
+
+// Baselines: Thrust on this rank's elements alone (no communication).
+void thrust_reduce(benchmark::State& state) {
+  mg::device_guard guard(device());
+  thrust::device_vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
+  for (auto _ : state) benchmark::DoNotOptimize(thrust::reduce(thrust::device, data.begin(), data.end()));
+  world().comm().barrier();
+  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float));
+}
+
+void thrust_inclusive_scan(benchmark::State& state) {
+  mg::device_guard guard(device());
+  thrust::device_vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
+  for (auto _ : state) {
+    thrust::inclusive_scan(thrust::device, data.begin(), data.end(), data.begin(), cuda::maximum<>{});
+    cudaDeviceSynchronize();
+  }
+  world().comm().barrier();
+  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float));
+}
+
+void sizes(benchmark::internal::Benchmark* b) {
+  b->Iterations(iterations)->Unit(benchmark::kMicrosecond)->Arg(1)->Arg(1 << 10)->Arg(1 << 20)->Arg(1 << 24);
+}
+
+}  // namespace
+
+BENCHMARK(all_reduce_host)->Apply(sizes);
+BENCHMARK(all_reduce_device)->Apply(sizes);
+BENCHMARK(team_reduce)->Apply(sizes);
+BENCHMARK(thrust_reduce)->Apply(sizes);
+BENCHMARK(team_inclusive_scan)->Apply(sizes);
+BENCHMARK(thrust_inclusive_scan)->Apply(sizes);
+
+namespace {
+class silent_reporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int status = 0;
+  if (mg::visible_device_count() == 0) {
+    if (rank == 0) std::printf("no GPU visible: skipped\n");
+    status = 77;
+  } else {
+    benchmark::Initialize(&argc, argv);
+    device();  // collective: before any benchmark
+    if (rank == 0) {
+      std::printf("%d MPI rank(s), MPI CUDA-aware: %s\n", world().size(), mg::mpi_cuda_aware() ? "yes" : "no");
+      benchmark::RunSpecifiedBenchmarks();
+    } else {
+      silent_reporter quiet;
+      benchmark::RunSpecifiedBenchmarks(&quiet);
+    }
+    benchmark::Shutdown();
+  }
+  {
+    // The team's communicator must go before MPI_Finalize.
+    if (status == 0) world() = mg::team::in_process();
+  }
+  MPI_Finalize();
+  return status;
+}

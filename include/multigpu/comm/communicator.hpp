@@ -1,0 +1,193 @@
+#pragma once
+// The communicator: what the team algorithms need from a transport between processes (rank,
+// size, all_gather, all_reduce, send/recv, all_to_all_v, barrier). Three engines implement
+// it: in_process_communicator (one rank, no MPI), mpi_communicator (multigpu::mpi) and
+// nccl_communicator (multigpu::nccl). Host code only.
+//
+// Buffers may be host or device memory; each engine moves them the way it can (MPI stages
+// device data through pinned host memory unless it is CUDA-aware, NCCL stages host data
+// through device memory). Every call starts after the work already enqueued on `stream` and
+// returns when its result is in place (blocking): MPI has no stream semantics, and waiting
+// here is where a dead peer is turned into a comm_error after timeout().
+//
+// Every rank of a communicator must make the same collective calls in the same order, with
+// matching sizes (as in MPI). team algorithms check this (see team.hpp).
+
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace multigpu {
+
+/// A transport failed, timed out or was misused across ranks. what() carries the engine's
+/// own error string (MPI_Error_string, ncclGetErrorString) where there is one.
+class comm_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The built-in reduction operators that every engine runs natively.
+enum class reduce_op { sum, prod, min, max };
+
+/// The arithmetic element types that every engine reduces natively.
+enum class data_type { int8, uint8, int32, uint32, int64, uint64, float32, float64 };
+
+std::size_t size_of(data_type type) noexcept;
+const char* name_of(data_type type) noexcept;
+const char* name_of(reduce_op op) noexcept;
+
+namespace detail {
+template <class T>
+constexpr bool always_false = false;
+
+/// The data_type of an arithmetic T (by size and signedness; bool is not one).
+template <class T>
+constexpr data_type data_type_of() {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<U, float>) return data_type::float32;
+  else if constexpr (std::is_same_v<U, double>) return data_type::float64;
+  else if constexpr (std::is_integral_v<U> && !std::is_same_v<U, bool> && sizeof(U) == 1)
+    return std::is_signed_v<U> ? data_type::int8 : data_type::uint8;
+  else if constexpr (std::is_integral_v<U> && !std::is_same_v<U, bool> && sizeof(U) == 4)
+    return std::is_signed_v<U> ? data_type::int32 : data_type::uint32;
+  else if constexpr (std::is_integral_v<U> && !std::is_same_v<U, bool> && sizeof(U) == 8)
+    return std::is_signed_v<U> ? data_type::int64 : data_type::uint64;
+  else static_assert(always_false<T>, "multigpu: no built-in reduction for this element type");
+}
+
+template <class T>
+concept reducible_type = std::is_arithmetic_v<T> && !std::is_same_v<std::remove_cv_t<T>, bool> &&
+                         (std::is_floating_point_v<T> ? (sizeof(T) == 4 || sizeof(T) == 8)
+                                                      : (sizeof(T) == 1 || sizeof(T) == 4 || sizeof(T) == 8)) &&
+                         !std::is_same_v<std::remove_cv_t<T>, long double>;
+
+/// True when p points to device (or managed) memory. Host memory, pinned or not, and any
+/// pointer on a machine without a GPU is host memory.
+bool is_device_pointer(const void* p) noexcept;
+/// Copies bytes between any two host or device buffers and waits.
+void copy_bytes(void* dst, const void* src, std::size_t bytes);
+/// Throws std::invalid_argument unless a per-rank array has one entry per rank.
+void expect_per_rank(const char* call, std::size_t entries, int size);
+}  // namespace detail
+
+class communicator {
+ public:
+  virtual ~communicator() = default;
+  communicator() = default;
+  communicator(const communicator&) = delete;
+  communicator& operator=(const communicator&) = delete;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// "in-process", "mpi" or "nccl".
+  virtual const char* engine() const noexcept = 0;
+
+  /// How long a call waits for its peers before it gives up with comm_error (engines that
+  /// can poll: MPI and NCCL). The default is 300 s, or MULTIGPU_COMM_TIMEOUT_S seconds when
+  /// that variable is set. After a timeout the communicator is unusable: the pending
+  /// operation cannot be withdrawn; end the job (MPI_Abort).
+  std::chrono::duration<double> timeout() const noexcept { return timeout_; }
+  void set_timeout(std::chrono::duration<double> t) { timeout_ = t; }
+
+  // ---- Byte-level primitives (each engine implements these) ----
+
+  /// recv holds size() * bytes: rank r's `bytes` at recv + r * bytes.
+  virtual void all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream = nullptr) = 0;
+  /// Element-wise reduction of `count` elements of `type` over all ranks; every rank gets it.
+  /// send == recv is allowed.
+  virtual void all_reduce(const void* send, void* recv, std::size_t count, data_type type, reduce_op op,
+                          cudaStream_t stream = nullptr) = 0;
+  /// Sends to `send_to` and receives from `recv_from` at once (either may be -1: none), so
+  /// that rings and neighbour exchanges cannot deadlock.
+  virtual void send_recv_bytes(const void* send, std::size_t send_bytes, int send_to, void* recv,
+                               std::size_t recv_bytes, int recv_from, cudaStream_t stream = nullptr) = 0;
+  /// Rank r's block [send_displs[r], + send_counts[r]) goes to rank r, which gets it at its
+  /// [recv_displs[me], + recv_counts[me]). Counts and displacements are in bytes, one per rank.
+  virtual void all_to_all_v_bytes(const void* send, std::span<const std::size_t> send_counts,
+                                  std::span<const std::size_t> send_displs, void* recv,
+                                  std::span<const std::size_t> recv_counts,
+                                  std::span<const std::size_t> recv_displs, cudaStream_t stream = nullptr) = 0;
+  virtual void barrier() = 0;
+
+  // ---- Typed conveniences ----
+
+  void send_bytes(const void* data, std::size_t bytes, int peer, cudaStream_t stream = nullptr) {
+    check_peer("send", peer);
+    send_recv_bytes(data, bytes, peer, nullptr, 0, -1, stream);
+  }
+  void recv_bytes(void* data, std::size_t bytes, int peer, cudaStream_t stream = nullptr) {
+    check_peer("recv", peer);
+    send_recv_bytes(nullptr, 0, -1, data, bytes, peer, stream);
+  }
+  template <class T>
+  void send(const T* data, std::size_t count, int peer, cudaStream_t stream = nullptr) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    send_bytes(data, count * sizeof(T), peer, stream);
+  }
+  template <class T>
+  void recv(T* data, std::size_t count, int peer, cudaStream_t stream = nullptr) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    recv_bytes(data, count * sizeof(T), peer, stream);
+  }
+  template <class T>
+  void send_recv(const T* send, std::size_t send_count, int send_to, T* recv, std::size_t recv_count,
+                 int recv_from, cudaStream_t stream = nullptr) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    send_recv_bytes(send, send_count * sizeof(T), send_to, recv, recv_count * sizeof(T), recv_from, stream);
+  }
+
+  /// Every rank's `value`, in rank order.
+  template <class T>
+  std::vector<T> all_gather(const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::vector<T> all(static_cast<std::size_t>(size()));
+    all_gather_bytes(&value, all.data(), sizeof(T));
+    return all;
+  }
+  /// `count` elements from every rank into recv (size() * count elements).
+  template <class T>
+  void all_gather(const T* send, T* recv, std::size_t count, cudaStream_t stream = nullptr) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    all_gather_bytes(send, recv, count * sizeof(T), stream);
+  }
+  template <detail::reducible_type T>
+  void all_reduce(const T* send, T* recv, std::size_t count, reduce_op op, cudaStream_t stream = nullptr) {
+    all_reduce(send, recv, count, detail::data_type_of<T>(), op, stream);
+  }
+  template <detail::reducible_type T>
+  T all_reduce(T value, reduce_op op) {
+    T result{};
+    all_reduce(&value, &result, 1, detail::data_type_of<T>(), op);
+    return result;
+  }
+  /// Element counts and displacements (one per rank), as MPI_Alltoallv.
+  template <class T>
+  void all_to_all_v(const T* send, std::span<const std::size_t> send_counts, std::span<const std::size_t> send_displs,
+                    T* recv, std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
+                    cudaStream_t stream = nullptr) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    auto bytes = [](std::span<const std::size_t> elements) {
+      std::vector<std::size_t> b(elements.size());
+      for (std::size_t i = 0; i < elements.size(); ++i) b[i] = elements[i] * sizeof(T);
+      return b;
+    };
+    auto sc = bytes(send_counts), sd = bytes(send_displs), rc = bytes(recv_counts), rd = bytes(recv_displs);
+    all_to_all_v_bytes(send, sc, sd, recv, rc, rd, stream);
+  }
+
+ protected:
+  void check_peer(const char* call, int peer) const;
+
+ private:
+  std::chrono::duration<double> timeout_ = default_timeout();
+  static std::chrono::duration<double> default_timeout();
+};
+
+}  // namespace multigpu

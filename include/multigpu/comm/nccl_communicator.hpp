@@ -1,0 +1,76 @@
+#pragma once
+// The NCCL communicator (target multigpu::nccl, package component `nccl`): one rank per GPU,
+// collectives enqueued on a CUDA stream of that GPU. NCCL itself (libnccl.so.2) is opened at
+// run time: without it, constructing one throws comm_error saying so, and everything else in
+// the library keeps working. MULTIGPU_NCCL_LIBRARY names another library file.
+//
+// Host buffers are staged through device memory. Each call enqueues its NCCL operation and
+// then waits for the stream while polling ncclCommGetAsyncError: an NCCL error, or no
+// progress within timeout() (a dead or absent peer), aborts the NCCL communicator
+// (ncclCommAbort) and throws comm_error; the communicator is unusable afterwards.
+//
+// NCCL refuses two ranks on one GPU (measured with NCCL 2.28: ncclInvalidUsage), so a
+// one-GPU machine runs NCCL with one rank only.
+
+#include <multigpu/comm/communicator.hpp>
+
+#include <nccl.h>
+
+namespace multigpu {
+
+/// Whether libnccl can be opened here, and its version (ncclGetVersion, e.g. 22803), or 0.
+bool nccl_runtime_available() noexcept;
+int nccl_runtime_version() noexcept;
+
+class nccl_communicator final : public communicator {
+ public:
+  /// A fresh unique id (rank 0 makes it, the others receive it).
+  static ncclUniqueId make_unique_id();
+
+  /// Collective over `bootstrap` (for example an mpi_communicator): its rank 0 makes the
+  /// unique id and sends it to every rank, then each rank joins with ncclCommInitRank on
+  /// `device`, with the bootstrap's rank and size.
+  nccl_communicator(communicator& bootstrap, int device);
+  /// Joins with a unique id the caller distributed itself (rank in [0, size)).
+  nccl_communicator(const ncclUniqueId& id, int rank, int size, int device);
+  /// Uses an existing NCCL communicator; the caller keeps ownership (it is not destroyed).
+  explicit nccl_communicator(ncclComm_t comm);
+  ~nccl_communicator() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  const char* engine() const noexcept override { return "nccl"; }
+  ncclComm_t native() const noexcept { return comm_; }
+  int device() const noexcept { return device_; }
+
+  void all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream = nullptr) override;
+  using communicator::all_reduce;
+  void all_reduce(const void* send, void* recv, std::size_t count, data_type type, reduce_op op,
+                  cudaStream_t stream = nullptr) override;
+  void send_recv_bytes(const void* send, std::size_t send_bytes, int send_to, void* recv, std::size_t recv_bytes,
+                       int recv_from, cudaStream_t stream = nullptr) override;
+  void all_to_all_v_bytes(const void* send, std::span<const std::size_t> send_counts,
+                          std::span<const std::size_t> send_displs, void* recv,
+                          std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
+                          cudaStream_t stream = nullptr) override;
+  void barrier() override;
+
+ private:
+  class staged;
+  void init(const ncclUniqueId& id, int rank, int size, int device);
+  void check(ncclResult_t result, const char* call);
+  void wait(cudaStream_t stream, const char* call);
+  void* scratch(int which, std::size_t bytes);
+  cudaStream_t pick(cudaStream_t stream) const noexcept { return stream != nullptr ? stream : stream_; }
+
+  ncclComm_t comm_ = nullptr;
+  bool owned_ = false;
+  int rank_ = 0;
+  int size_ = 1;
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  void* scratch_[2] = {nullptr, nullptr};  // device staging for host buffers: send, receive
+  std::size_t scratch_bytes_[2] = {0, 0};
+};
+
+}  // namespace multigpu

@@ -1,0 +1,373 @@
+#pragma once
+// Algorithms over team_vectors: the same names as the single-process algorithms, with
+// overloads taking team_vector. Contains device code (it runs the single-process algorithms
+// on each rank's local vector): include it from CUDA translation units.
+//
+// Local (no communication, any order): fill, iota, for_each, transform.
+// Collective (every rank calls them in the same order, team.hpp): reduce, inclusive_scan,
+// exclusive_scan, count, count_if, min_element, max_element, equal, to_vector,
+// redistribute, exchange_halos.
+//
+// Operators of reduce, scans and min/max_element run on the device (local step) and on the
+// host (combining ranks' partial results in rank order), so they must be
+// __host__ __device__; they need associativity, not commutativity.
+
+#include <multigpu/algorithm/count.hpp>
+#include <multigpu/algorithm/detail/functors.hpp>
+#include <multigpu/algorithm/equal.hpp>
+#include <multigpu/algorithm/fill.hpp>
+#include <multigpu/algorithm/for_each.hpp>
+#include <multigpu/algorithm/min_max_element.hpp>
+#include <multigpu/algorithm/reduce.hpp>
+#include <multigpu/algorithm/scan.hpp>
+#include <multigpu/algorithm/transform.hpp>
+#include <multigpu/comm/team_plan.hpp>
+#include <multigpu/comm/team_vector.hpp>
+#include <multigpu/container/halo_plan.hpp>
+#include <multigpu/core/device_guard.hpp>
+#include <multigpu/extension/halo.hpp>
+
+#include <cuda/functional>
+#include <cuda/std/functional>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
+
+namespace multigpu {
+namespace detail {
+
+template <class Op, class... Candidates>
+constexpr bool is_one_of = (std::is_same_v<Op, Candidates> || ...);
+
+/// The engine's own reduction for Op on T, where there is one: sums, products, minima and
+/// maxima of arithmetic types (cuda::std::plus, std::plus, cuda::std::multiplies,
+/// std::multiplies, cuda::minimum, cuda::maximum, typed or not).
+template <class T, class Op>
+constexpr std::optional<reduce_op> builtin_reduce_op() {
+  if constexpr (!reducible_type<T>) {
+    return std::nullopt;
+  } else if constexpr (is_one_of<Op, cuda::std::plus<>, cuda::std::plus<T>, std::plus<>, std::plus<T>>) {
+    return reduce_op::sum;
+  } else if constexpr (is_one_of<Op, cuda::std::multiplies<>, cuda::std::multiplies<T>, std::multiplies<>,
+                                 std::multiplies<T>>) {
+    return reduce_op::prod;
+  } else if constexpr (is_one_of<Op, cuda::minimum<>, cuda::minimum<T>>) {
+    return reduce_op::min;
+  } else if constexpr (is_one_of<Op, cuda::maximum<>, cuda::maximum<T>>) {
+    return reduce_op::max;
+  } else {
+    return std::nullopt;
+  }
+}
+
+template <class T>
+T builtin_identity(reduce_op op) {
+  using limits = std::numeric_limits<T>;
+  switch (op) {
+    case reduce_op::sum: return T(0);
+    case reduce_op::prod: return T(1);
+    case reduce_op::min: return limits::has_infinity ? limits::infinity() : limits::max();
+    case reduce_op::max: return limits::has_infinity ? -limits::infinity() : limits::lowest();
+  }
+  return T(0);
+}
+
+/// The reduction of a local vector's elements without an initial value (none when empty).
+template <class T, class Op>
+std::optional<T> local_partial(const distributed_vector<T>& v, Op op) {
+  if (v.empty()) return std::nullopt;
+  return reduce(v.begin() + 1, v.end(), v.read(0), op);
+}
+
+/// x -> op(carry, x): folds the ranks before this one into a local inclusive scan.
+template <class T, class Op>
+struct prepend_carry {
+  T carry;
+  Op op;
+  __host__ __device__ T operator()(const T& x) const { return op(carry, x); }
+};
+
+template <class A, class B>
+void expect_same_layout(const char* algorithm, const team_vector<A>& a, const team_vector<B>& b) {
+  expect_same_team(algorithm, a.team(), b.team());
+  MULTIGPU_EXPECTS(a.layout() == b.layout(),
+                   concat(algorithm, ": the vectors are laid out differently over the ranks (sizes ", a.size(), " and ",
+                          b.size(), "); redistribute one first"));
+}
+
+/// The first best element over the team; `better(x, y)` says x beats y.
+template <class T, class Better>
+std::optional<ranked_element<T>> team_best(team_operation op, const team_vector<T>& v, Better better) {
+  const std::optional<ranked_element<T>> mine =
+      run_collective(v.team(), op, sizeof(T), [&]() -> std::optional<ranked_element<T>> {
+        if (v.local().empty()) return std::nullopt;
+        // min_element by `better` is the first element nothing beats, in local order.
+        const std::size_t local = min_element(v.local(), better).index();
+        return ranked_element<T>{v.offset() + local, v.local().read(local)};
+      });
+  return first_best_in_rank_order<T>(all_gather_optional(v.team().comm(), mine), better);
+}
+
+}  // namespace detail
+
+// ---- Local algorithms ---------------------------------------------------------------------
+
+template <class T>
+void fill(team_vector<T>& v, const std::type_identity_t<T>& value) {
+  fill(v.local(), value);
+}
+
+/// Global element i becomes value + i.
+template <class T>
+void iota(team_vector<T>& v, std::type_identity_t<T> value) {
+  iota(v.local(), static_cast<T>(value + static_cast<T>(v.offset())));
+}
+
+template <class T, class F>
+void for_each(team_vector<T>& v, F f) {
+  for_each(v.local(), f);
+}
+
+/// out[i] = f(in[i]); in and out on one team with one layout (std::invalid_argument otherwise).
+template <class T, class U, class F>
+void transform(const team_vector<T>& in, team_vector<U>& out, F f) {
+  detail::expect_same_layout("transform", in, out);
+  transform(in.local().begin(), in.local().end(), out.local().begin(), f);
+}
+
+// ---- Collective algorithms ----------------------------------------------------------------
+
+/// init op x0 op x1 ... in global order, on every rank. Built-in operators on arithmetic
+/// types (see detail::builtin_reduce_op) combine ranks with the engine's all_reduce (floating
+/// point sums may then round differently); any other operator combines the ranks' partial
+/// results on the host in rank order, so it needs associativity, not commutativity.
+template <class T, class Op = cuda::std::plus<>>
+T reduce(const team_vector<T>& v, std::type_identity_t<T> init, Op op = {}) {
+  constexpr std::optional<reduce_op> builtin = detail::builtin_reduce_op<T, Op>();
+  if constexpr (builtin.has_value()) {
+    const T partial = detail::run_collective(v.team(), team_operation::reduce, sizeof(T), [&] {
+      return reduce(v.local(), detail::builtin_identity<T>(*builtin), op);
+    });
+    return op(init, v.team().comm().all_reduce(partial, *builtin));
+  } else {
+    const std::optional<T> partial = detail::run_collective(v.team(), team_operation::reduce, sizeof(T),
+                                                            [&] { return detail::local_partial(v.local(), op); });
+    const std::optional<T> all = fold_in_rank_order<T>(detail::all_gather_optional(v.team().comm(), partial), op);
+    return all ? op(init, *all) : init;
+  }
+}
+
+template <class T>
+T reduce(const team_vector<T>& v) {
+  return reduce(v, T{}, cuda::std::plus<>{});
+}
+
+/// out[i] = in[0] op ... op in[i] in global order. in and out on one team with one layout;
+/// they may be the same vector.
+template <class T, class Op = cuda::std::plus<>>
+void inclusive_scan(const team_vector<T>& in, team_vector<T>& out, Op op = {}) {
+  detail::expect_same_layout("inclusive_scan", in, out);
+  // Local scan first: its last element is this rank's total.
+  const std::optional<T> total = detail::run_collective(in.team(), team_operation::inclusive_scan, sizeof(T),
+                                                        [&]() -> std::optional<T> {
+                                                          if (in.local().empty()) return std::nullopt;
+                                                          inclusive_scan(in.local(), out.local(), op);
+                                                          return out.local().read(out.local().size() - 1);
+                                                        });
+  const auto carries = rank_carries<T>(detail::all_gather_optional(in.team().comm(), total), op);
+  if (const std::optional<T>& carry = carries[static_cast<std::size_t>(in.rank())]; carry && !out.local().empty())
+    transform(out.local().begin(), out.local().end(), out.local().begin(), detail::prepend_carry<T, Op>{*carry, op});
+}
+
+/// out[i] = init op in[0] op ... op in[i-1] in global order (out[0] = init).
+template <class T, class Op = cuda::std::plus<>>
+void exclusive_scan(const team_vector<T>& in, team_vector<T>& out, std::type_identity_t<T> init, Op op = {}) {
+  detail::expect_same_layout("exclusive_scan", in, out);
+  const std::optional<T> total = detail::run_collective(in.team(), team_operation::exclusive_scan, sizeof(T),
+                                                        [&] { return detail::local_partial(in.local(), op); });
+  const auto carries = rank_carries<T>(detail::all_gather_optional(in.team().comm(), total), op);
+  const std::optional<T>& carry = carries[static_cast<std::size_t>(in.rank())];
+  exclusive_scan(in.local(), out.local(), carry ? op(init, *carry) : init, op);
+}
+
+template <class T, class Pred>
+std::size_t count_if(const team_vector<T>& v, Pred pred) {
+  const auto mine = detail::run_collective(v.team(), team_operation::count, sizeof(T), [&] {
+    return static_cast<std::uint64_t>(count_if(v.local(), pred));
+  });
+  return static_cast<std::size_t>(v.team().comm().all_reduce(mine, reduce_op::sum));
+}
+
+template <class T>
+std::size_t count(const team_vector<T>& v, const std::type_identity_t<T>& value) {
+  return count_if(v, detail::equal_to_value<T>{value});
+}
+
+/// The first minimum in global order: its global index and value, on every rank; none for
+/// an empty vector.
+template <class T, class Less = cuda::std::less<>>
+std::optional<ranked_element<T>> min_element(const team_vector<T>& v, Less less = {}) {
+  return detail::team_best(team_operation::min_element, v, less);
+}
+
+/// The first maximum in global order, as min_element.
+template <class T, class Less = cuda::std::less<>>
+std::optional<ranked_element<T>> max_element(const team_vector<T>& v, Less less = {}) {
+  using by = typename detail::greater_than<T>::template by<Less>;
+  return detail::team_best(team_operation::max_element, v, by{less});
+}
+
+/// Moves the elements of `from` into `to`, which may be laid out differently over the ranks
+/// (one all_to_all_v through host memory). Same team and global size (std::invalid_argument
+/// otherwise). Halos of `to` are not refreshed.
+template <class T>
+void redistribute(const team_vector<T>& from, team_vector<T>& to) {
+  detail::expect_same_team("redistribute", from.team(), to.team());
+  MULTIGPU_EXPECTS(from.size() == to.size(), detail::concat("redistribute: the vectors hold ", from.size(), " and ",
+                                                            to.size(), " elements"));
+  if (&from == &to) return;
+  const redistribution_plan plan = plan_redistribution(from.layout(), to.layout(), static_cast<std::size_t>(from.rank()));
+  std::vector<T> mine = detail::run_collective(from.team(), team_operation::redistribute, sizeof(T),
+                                               [&] { return to_vector(from.local()); });
+  std::vector<T> theirs(to.local_size());
+  from.team().comm().all_to_all_v(mine.data(), std::span<const std::size_t>(plan.send_counts),
+                                  std::span<const std::size_t>(plan.send_displs), theirs.data(),
+                                  std::span<const std::size_t>(plan.recv_counts),
+                                  std::span<const std::size_t>(plan.recv_displs));
+  to.local().upload(0, theirs.data(), theirs.size());
+}
+
+/// Same size and elements, in global order; a and b on one team (std::invalid_argument
+/// otherwise), possibly laid out differently (b is then redistributed into a temporary
+/// laid out as a, on a's local group).
+template <class T>
+bool equal(const team_vector<T>& a, const team_vector<T>& b) {
+  detail::expect_same_team("equal", a.team(), b.team());
+  if (a.size() != b.size()) return false;  // every rank knows both sizes: no collective needed
+  if (a.layout() != b.layout()) {
+    team_vector<T> aligned(a.team(), a.local_size(), a.local().group());
+    redistribute(b, aligned);
+    return equal(a, aligned);
+  }
+  const int mine = detail::run_collective(a.team(), team_operation::equal, sizeof(T),
+                                          [&] { return equal(a.local(), b.local()) ? 1 : 0; });
+  return a.team().comm().all_reduce(mine, reduce_op::min) == 1;
+}
+
+/// The whole vector in global order on every rank (an all_gather_v through host memory).
+template <class T>
+std::vector<T> to_vector(const team_vector<T>& v) {
+  const std::size_t ranks = static_cast<std::size_t>(v.team().size());
+  std::vector<T> mine = detail::run_collective(v.team(), team_operation::to_vector, sizeof(T),
+                                               [&] { return to_vector(v.local()); });
+  std::vector<T> all(v.size());
+  std::vector<std::size_t> send_counts(ranks, mine.size()), send_displs(ranks, 0), recv_counts(ranks), recv_displs(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    recv_counts[r] = v.layout().segment_size(r);
+    recv_displs[r] = v.layout().segment_offset(r);
+  }
+  v.team().comm().all_to_all_v(mine.data(), std::span<const std::size_t>(send_counts),
+                               std::span<const std::size_t>(send_displs), all.data(),
+                               std::span<const std::size_t>(recv_counts), std::span<const std::size_t>(recv_displs));
+  return all;
+}
+
+/// The whole vector on rank `root` only (a gather); the other ranks get an empty vector.
+/// Every rank calls it with the same root (std::out_of_range for a root outside the team).
+template <class T>
+std::vector<T> to_vector(const team_vector<T>& v, int root) {
+  MULTIGPU_EXPECTS_AS(root >= 0 && root < v.team().size(), std::out_of_range,
+                      detail::concat("to_vector: root ", root, " is not a rank of a team of size ", v.team().size()));
+  const std::size_t ranks = static_cast<std::size_t>(v.team().size());
+  const bool am_root = v.rank() == root;
+  std::vector<T> mine = detail::run_collective(v.team(), team_operation::to_vector, sizeof(T),
+                                               [&] { return to_vector(v.local()); });
+  std::vector<T> all(am_root ? v.size() : 0);
+  std::vector<std::size_t> send_counts(ranks, 0), send_displs(ranks, 0), recv_counts(ranks, 0), recv_displs(ranks, 0);
+  send_counts[static_cast<std::size_t>(root)] = mine.size();
+  if (am_root)
+    for (std::size_t r = 0; r < ranks; ++r) {
+      recv_counts[r] = v.layout().segment_size(r);
+      recv_displs[r] = v.layout().segment_offset(r);
+    }
+  v.team().comm().all_to_all_v(mine.data(), std::span<const std::size_t>(send_counts),
+                               std::span<const std::size_t>(send_displs), all.data(),
+                               std::span<const std::size_t>(recv_counts), std::span<const std::size_t>(recv_displs));
+  return all;
+}
+
+/// Refreshes every halo of v: between the local segments of each rank (as the
+/// single-process exchange_halos), then across ranks, where a rank's first non-empty local
+/// segment's left halo gets the last halo().width elements of the previous non-empty rank
+/// and its last non-empty segment's right halo the first elements of the next one
+/// (wrapping around when periodic), in one all_to_all_v through host memory. Every
+/// non-empty rank and local segment must hold at least halo().width elements
+/// (std::invalid_argument on the ranks that break it, comm_error on the others).
+template <class T>
+void exchange_halos(team_vector<T>& v) {
+  const std::size_t width = v.halo().width;
+  if (width == 0) return;
+  const std::vector<halo_move> moves = plan_halo_exchange(v.layout(), width, v.halo().periodic);
+  const std::size_t me = static_cast<std::size_t>(v.rank());
+  const std::size_t ranks = static_cast<std::size_t>(v.team().size());
+  // Local step: the halos inside this rank, then what this rank sends, grouped by
+  // destination rank in plan order (the receivers walk the plan in the same order).
+  std::vector<T> send = detail::run_collective(v.team(), team_operation::exchange_halos, sizeof(T), [&] {
+    exchange_halos(v.local());
+    std::vector<T> out;
+    if (ranks == 1) return out;  // a team of one wrapped around locally
+    for (std::size_t dst = 0; dst < ranks; ++dst)
+      for (const halo_move& m : moves)
+        if (m.src_slot == me && m.dst_slot == dst) {
+          const std::size_t at = out.size();
+          out.resize(at + m.count);
+          v.local().download(m.src_offset, out.data() + at, m.count);
+        }
+    return out;
+  });
+  if (ranks == 1) return;
+  std::vector<std::size_t> send_counts(ranks, 0), send_displs(ranks, 0), recv_counts(ranks, 0), recv_displs(ranks, 0);
+  std::size_t sent = 0, received = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    send_displs[r] = sent;
+    recv_displs[r] = received;
+    for (const halo_move& m : moves) {
+      if (m.src_slot == me && m.dst_slot == r) send_counts[r] += m.count;
+      if (m.dst_slot == me && m.src_slot == r) recv_counts[r] += m.count;
+    }
+    sent += send_counts[r];
+    received += recv_counts[r];
+  }
+  std::vector<T> recv(received);
+  v.team().comm().all_to_all_v(send.data(), std::span<const std::size_t>(send_counts),
+                               std::span<const std::size_t>(send_displs), recv.data(),
+                               std::span<const std::size_t>(recv_counts), std::span<const std::size_t>(recv_displs));
+  // Each received block goes into the halo storage beside this rank's outer segments.
+  std::vector<segment_view<T>> segments = v.segments();
+  const segment_view<T>* first = nullptr;
+  const segment_view<T>* last = nullptr;
+  for (const segment_view<T>& s : segments)
+    if (!s.empty()) {
+      if (first == nullptr) first = &s;
+      last = &s;
+    }
+  std::size_t at = 0;
+  for (std::size_t src = 0; src < ranks; ++src)
+    for (const halo_move& m : moves)
+      if (m.dst_slot == me && m.src_slot == src) {
+        const segment_view<T>& s = m.to_left ? *first : *last;
+        T* target = m.to_left ? s.data() - width : s.data() + s.size();
+        device_guard guard(s.device());
+        MULTIGPU_CUDA_TRY(cudaMemcpyAsync(target, recv.data() + at, m.count * sizeof(T), cudaMemcpyHostToDevice,
+                                          s.stream()));
+        MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s.stream()));  // `recv` is freed on return
+        at += m.count;
+      }
+}
+
+}  // namespace multigpu

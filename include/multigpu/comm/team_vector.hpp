@@ -1,0 +1,163 @@
+#pragma once
+// A vector over a team of ranks: each rank holds a local distributed_vector (over its own
+// device_group, so a rank may drive several GPUs or slots: hybrid ranks x slots) and knows
+// the global layout, an all_gather of the local sizes made at construction. Global index i
+// lives on the rank whose [offset, offset + local_size) holds it. Host code only; the team
+// algorithms are in team_algorithms.hpp.
+//
+// Construction is collective (see team.hpp): every rank of the team constructs its part of
+// the same vector at the same point.
+
+#include <multigpu/comm/team.hpp>
+#include <multigpu/container/distributed_vector.hpp>
+#include <multigpu/core/error.hpp>
+
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace multigpu {
+namespace detail {
+
+/// Runs a collective team operation's local step, then enters the collective (team::enter)
+/// with whether it succeeded. A rank whose local step threw rethrows it; every other rank
+/// gets comm_error naming that rank, instead of waiting for it forever.
+template <class F>
+auto run_collective(const team& t, team_operation op, std::size_t element_size, F&& local) {
+  using result = std::invoke_result_t<F&>;
+  std::exception_ptr failure;
+  if constexpr (std::is_void_v<result>) {
+    try {
+      local();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  std::optional<std::conditional_t<std::is_void_v<result>, int, result>> value;
+  if constexpr (!std::is_void_v<result>) {
+    try {
+      value.emplace(local());
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  const int failed = t.enter(op, element_size, failure == nullptr);
+  if (failure) std::rethrow_exception(failure);
+  if (failed >= 0)
+    throw comm_error(concat("multigpu: ", name_of(op), ": rank ", failed,
+                            " failed before the collective (its own exception says why); rank ", t.rank(),
+                            " stops too"));
+  if constexpr (!std::is_void_v<result>) return std::move(*value);
+}
+
+/// Every rank's optional value, in rank order (one all_gather).
+template <class T>
+std::vector<std::optional<T>> all_gather_optional(communicator& comm, const std::optional<T>& mine) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  constexpr std::size_t bytes = sizeof(T) + 1;
+  std::array<std::byte, bytes> packed{};
+  if (mine) {
+    const auto raw = std::bit_cast<std::array<std::byte, sizeof(T)>>(*mine);
+    std::copy(raw.begin(), raw.end(), packed.begin());
+    packed[sizeof(T)] = std::byte{1};
+  }
+  std::vector<std::byte> all(bytes * static_cast<std::size_t>(comm.size()));
+  comm.all_gather_bytes(packed.data(), all.data(), bytes);
+  std::vector<std::optional<T>> values(static_cast<std::size_t>(comm.size()));
+  for (std::size_t r = 0; r < values.size(); ++r) {
+    const std::byte* p = all.data() + r * bytes;
+    if (p[sizeof(T)] == std::byte{0}) continue;
+    std::array<std::byte, sizeof(T)> raw;
+    std::copy(p, p + sizeof(T), raw.begin());
+    values[r] = std::bit_cast<T>(raw);
+  }
+  return values;
+}
+
+}  // namespace detail
+
+template <class T>
+class team_vector {
+ public:
+  using value_type = T;
+  using size_type = std::size_t;
+
+  /// Collective. `local_size` value-initialised elements on this rank (ranks may hold
+  /// different sizes, 0 included), over `group`. A halo of `overlap.width` elements on each
+  /// side of the rank's local segments is refreshed across ranks by exchange_halos; all
+  /// ranks must pass the same halo (std::invalid_argument on every rank otherwise).
+  team_vector(multigpu::team t, size_type local_size, device_group group = default_group(),
+              multigpu::halo overlap = {})
+      : team_vector(std::move(t), local_size, no_global, std::move(group), overlap) {}
+
+  /// Collective. `global_size` elements in blocks over the ranks (as distribution::block);
+  /// every rank must pass the same global_size (std::invalid_argument on every rank otherwise).
+  static team_vector block(multigpu::team t, size_type global_size, device_group group = default_group(),
+                           multigpu::halo overlap = {}) {
+    const distribution blocks = distribution::block(global_size, static_cast<std::size_t>(t.size()));
+    const size_type mine = blocks.segment_size(static_cast<std::size_t>(t.rank()));
+    return team_vector(std::move(t), mine, global_size, std::move(group), overlap);
+  }
+
+  const multigpu::team& team() const noexcept { return team_; }
+  int rank() const noexcept { return team_.rank(); }
+  /// The global number of elements.
+  size_type size() const noexcept { return ranks_.size(); }
+  bool empty() const noexcept { return size() == 0; }
+  /// Where each rank's part starts and ends in the global index space (one segment per rank).
+  const distribution& layout() const noexcept { return ranks_; }
+  /// Global index of this rank's first element.
+  size_type offset() const { return ranks_.segment_offset(static_cast<std::size_t>(rank())); }
+  size_type local_size() const noexcept { return local_.size(); }
+  /// The team-wide halo (the local vector's own halo wraps around only in a team of one).
+  multigpu::halo halo() const noexcept { return halo_; }
+
+  /// This rank's elements: local index i is global index offset() + i. Use any single-
+  /// process algorithm on it; it must keep its size.
+  distributed_vector<T>& local() noexcept { return local_; }
+  const distributed_vector<T>& local() const noexcept { return local_; }
+  /// This rank's segments (their offset() is local; add offset() for the global index).
+  std::vector<segment_view<T>> segments() { return local_.segments(); }
+  std::vector<segment_view<const T>> segments() const { return local_.segments(); }
+
+ private:
+  static constexpr size_type no_global = ~size_type{0};
+
+  team_vector(multigpu::team t, size_type local_size, size_type global_size, device_group group,
+              multigpu::halo overlap)
+      : team_(std::move(t)),
+        halo_(overlap),
+        local_(detail::run_collective(team_, team_operation::construct, sizeof(T), [&] {
+          // The local halo wraps around only when this rank is the whole team.
+          return distributed_vector<T>(local_size, multigpu::halo{overlap.width, overlap.periodic && team_.size() == 1},
+                                       std::move(group));
+        })) {
+    const std::array<std::uint64_t, 4> mine{local_size, global_size, overlap.width, overlap.periodic ? 1u : 0u};
+    const std::vector<std::array<std::uint64_t, 4>> all = team_.comm().all_gather(mine);
+    std::vector<std::size_t> sizes(all.size());
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      MULTIGPU_EXPECTS(all[r][1] == all[0][1],
+                       detail::concat("team_vector::block: rank 0 asked for ", all[0][1], " elements but rank ", r,
+                                      " for ", all[r][1]));
+      MULTIGPU_EXPECTS(all[r][2] == all[0][2] && all[r][3] == all[0][3],
+                       detail::concat("team_vector: rank ", r, " asked for a halo of width ", all[r][2],
+                                      all[r][3] ? " (periodic)" : "", " but rank 0 for width ", all[0][2],
+                                      all[0][3] ? " (periodic)" : ""));
+      sizes[r] = static_cast<std::size_t>(all[r][0]);
+    }
+    ranks_ = distribution::from_sizes(sizes);
+  }
+
+  multigpu::team team_;
+  multigpu::halo halo_;
+  distributed_vector<T> local_;
+  distribution ranks_;
+};
+
+}  // namespace multigpu

@@ -1,0 +1,62 @@
+#include <multigpu/comm/in_process_communicator.hpp>
+
+#include <multigpu/core/error.hpp>
+
+namespace multigpu {
+namespace {
+void wait_for(cudaStream_t stream) {
+  if (stream != nullptr) MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream));
+}
+}  // namespace
+
+void in_process_communicator::all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) {
+  wait_for(stream);
+  detail::copy_bytes(recv, send, bytes);
+}
+
+void in_process_communicator::all_reduce(const void* send, void* recv, std::size_t count, data_type type, reduce_op,
+                                         cudaStream_t stream) {
+  wait_for(stream);
+  detail::copy_bytes(recv, send, count * size_of(type));
+}
+
+void in_process_communicator::send_recv_bytes(const void* send, std::size_t send_bytes, int send_to, void* recv,
+                                              std::size_t recv_bytes, int recv_from, cudaStream_t stream) {
+  if (send_to != -1) check_peer("send_recv", send_to);
+  if (recv_from != -1) check_peer("send_recv", recv_from);
+  wait_for(stream);
+  if (send_to == 0) {
+    std::vector<std::byte> message(send_bytes);
+    detail::copy_bytes(message.data(), send, send_bytes);
+    mailbox_.push_back(std::move(message));
+  }
+  if (recv_from == 0) {
+    if (mailbox_.empty())
+      throw comm_error("multigpu: in-process communicator: recv from rank 0 with no matching send: it would "
+                       "wait forever");
+    std::vector<std::byte> message = std::move(mailbox_.front());
+    mailbox_.pop_front();
+    if (message.size() != recv_bytes)
+      throw comm_error(detail::concat("multigpu: in-process communicator: recv of ", recv_bytes,
+                                      " bytes matched a send of ", message.size(), " bytes"));
+    detail::copy_bytes(recv, message.data(), recv_bytes);
+  }
+}
+
+void in_process_communicator::all_to_all_v_bytes(const void* send, std::span<const std::size_t> send_counts,
+                                                 std::span<const std::size_t> send_displs, void* recv,
+                                                 std::span<const std::size_t> recv_counts,
+                                                 std::span<const std::size_t> recv_displs, cudaStream_t stream) {
+  detail::expect_per_rank("all_to_all_v", send_counts.size(), 1);
+  detail::expect_per_rank("all_to_all_v", send_displs.size(), 1);
+  detail::expect_per_rank("all_to_all_v", recv_counts.size(), 1);
+  detail::expect_per_rank("all_to_all_v", recv_displs.size(), 1);
+  if (send_counts[0] != recv_counts[0])
+    throw comm_error(detail::concat("multigpu: in-process all_to_all_v: rank 0 sends ", send_counts[0],
+                                    " bytes to itself but expects ", recv_counts[0]));
+  wait_for(stream);
+  detail::copy_bytes(static_cast<std::byte*>(recv) + recv_displs[0],
+                     static_cast<const std::byte*>(send) + send_displs[0], send_counts[0]);
+}
+
+}  // namespace multigpu

@@ -1,0 +1,280 @@
+#include <multigpu/comm/mpi_communicator.hpp>
+
+#include <multigpu/core/error.hpp>
+
+#if defined(OPEN_MPI) && __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <thread>
+#include <vector>
+
+namespace multigpu {
+namespace {
+
+constexpr int message_tag = 0x6d67;
+
+std::string mpi_error_string(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return detail::concat("MPI error code ", code);
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+void check(int code, const char* call) {
+  if (code != MPI_SUCCESS)
+    throw comm_error(detail::concat("multigpu: ", call, " failed: ", mpi_error_string(code)));
+}
+
+int as_int(std::size_t n, const char* call) {
+  MULTIGPU_EXPECTS_AS(n <= static_cast<std::size_t>(INT_MAX), std::length_error,
+                      detail::concat(call, ": ", n, " exceeds MPI's int counts; split the transfer"));
+  return static_cast<int>(n);
+}
+
+MPI_Datatype mpi_type(data_type type) {
+  switch (type) {
+    case data_type::int8: return MPI_INT8_T;
+    case data_type::uint8: return MPI_UINT8_T;
+    case data_type::int32: return MPI_INT32_T;
+    case data_type::uint32: return MPI_UINT32_T;
+    case data_type::int64: return MPI_INT64_T;
+    case data_type::uint64: return MPI_UINT64_T;
+    case data_type::float32: return MPI_FLOAT;
+    case data_type::float64: return MPI_DOUBLE;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+MPI_Op mpi_op(reduce_op op) {
+  switch (op) {
+    case reduce_op::sum: return MPI_SUM;
+    case reduce_op::prod: return MPI_PROD;
+    case reduce_op::min: return MPI_MIN;
+    case reduce_op::max: return MPI_MAX;
+  }
+  return MPI_OP_NULL;
+}
+
+void expect_mpi_running(const char* what) {
+  int initialised = 0, finalised = 0;
+  MPI_Initialized(&initialised);
+  MPI_Finalized(&finalised);
+  if (!initialised || finalised)
+    throw comm_error(detail::concat("multigpu: ", what, ": MPI is ", finalised ? "already finalised" : "not initialised",
+                                    "; call MPI_Init (or MPI_Init_thread) first and MPI_Finalize after the last "
+                                    "communicator is gone"));
+}
+
+void wait_for(cudaStream_t stream) {
+  if (stream != nullptr) MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream));
+}
+
+void copy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return;
+  MULTIGPU_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream));
+  MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream));
+}
+
+}  // namespace
+
+/// The buffers one call hands to MPI: the caller's own, or pinned host copies of device
+/// buffers when MPI is not CUDA-aware.
+class mpi_communicator::staged {
+ public:
+  staged(mpi_communicator& comm, cudaStream_t stream) : comm_(comm), stream_(stream) { wait_for(stream); }
+
+  const void* in(const void* p, std::size_t bytes) {
+    if (!must_stage(p, bytes)) return p;
+    ensure(comm_.send_stage_, bytes);
+    copy(comm_.send_stage_.data(), p, bytes, stream_);
+    return comm_.send_stage_.data();
+  }
+  /// A buffer MPI writes; `preload` copies the current contents in first (in-place reductions).
+  void* out(void* p, std::size_t bytes, bool preload = false) {
+    if (!must_stage(p, bytes)) return p;
+    ensure(comm_.recv_stage_, bytes);
+    if (preload) copy(comm_.recv_stage_.data(), p, bytes, stream_);
+    out_ = p;
+    out_bytes_ = bytes;
+    return comm_.recv_stage_.data();
+  }
+  /// After MPI completed: the staged result goes to the caller's device buffer.
+  void finish() {
+    if (out_ != nullptr) copy(out_, comm_.recv_stage_.data(), out_bytes_, stream_);
+  }
+
+ private:
+  bool must_stage(const void* p, std::size_t bytes) const {
+    return bytes > 0 && !comm_.cuda_aware_ && detail::is_device_pointer(p);
+  }
+  static void ensure(pinned_buffer& buffer, std::size_t bytes) {
+    if (buffer.size() < bytes) buffer = pinned_buffer(bytes, pinned_buffer::mapping::none);
+  }
+  mpi_communicator& comm_;
+  cudaStream_t stream_;
+  void* out_ = nullptr;
+  std::size_t out_bytes_ = 0;
+};
+
+bool mpi_cuda_aware() noexcept {
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
+mpi_communicator::mpi_communicator(MPI_Comm comm) {
+  expect_mpi_running("mpi_communicator");
+  MULTIGPU_EXPECTS(comm != MPI_COMM_NULL, "mpi_communicator: MPI_COMM_NULL is not a communicator");
+  check(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
+  check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  cuda_aware_ = mpi_cuda_aware();
+}
+
+mpi_communicator::~mpi_communicator() {
+  int finalised = 0;
+  MPI_Finalized(&finalised);
+  if (!finalised && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void mpi_communicator::wait(MPI_Request* requests, int count, const char* call) {
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(timeout());
+  for (long polls = 0;; ++polls) {
+    int done = 0;
+    int code = MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE);
+    if (code != MPI_SUCCESS)
+      throw comm_error(detail::concat("multigpu: ", call, " on rank ", rank_, " of ", size_,
+                                      " failed: ", mpi_error_string(code)));
+    if (done) return;
+    if (clock::now() > deadline)
+      throw comm_error(detail::concat("multigpu: ", call, " on rank ", rank_, " of ", size_, " timed out after ",
+                                      timeout().count(), " s: a peer failed or did not make the same call "
+                                      "(MULTIGPU_COMM_TIMEOUT_S sets the limit); the communicator is unusable"));
+    if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void mpi_communicator::all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) {
+  const int n = as_int(bytes, "all_gather");
+  as_int(bytes * static_cast<std::size_t>(size_), "all_gather");
+  staged buffers(*this, stream);
+  const void* s = buffers.in(send, bytes);
+  void* r = buffers.out(recv, bytes * static_cast<std::size_t>(size_));
+  MPI_Request request;
+  check(MPI_Iallgather(s, n, MPI_BYTE, r, n, MPI_BYTE, comm_, &request), "MPI_Iallgather");
+  wait(&request, 1, "all_gather");
+  buffers.finish();
+}
+
+void mpi_communicator::all_reduce(const void* send, void* recv, std::size_t count, data_type type, reduce_op op,
+                                  cudaStream_t stream) {
+  const int n = as_int(count, "all_reduce");
+  const std::size_t bytes = count * size_of(type);
+  staged buffers(*this, stream);
+  const bool in_place = send == recv;
+  void* r = buffers.out(recv, bytes, in_place);
+  const void* s = in_place ? MPI_IN_PLACE : buffers.in(send, bytes);
+  MPI_Request request;
+  check(MPI_Iallreduce(s, r, n, mpi_type(type), mpi_op(op), comm_, &request), "MPI_Iallreduce");
+  wait(&request, 1, "all_reduce");
+  buffers.finish();
+}
+
+void mpi_communicator::send_recv_bytes(const void* send, std::size_t send_bytes, int send_to, void* recv,
+                                       std::size_t recv_bytes, int recv_from, cudaStream_t stream) {
+  if (send_to != -1) check_peer("send_recv", send_to);
+  if (recv_from != -1) check_peer("send_recv", recv_from);
+  staged buffers(*this, stream);
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  MPI_Status status{};
+  void* r = recv_from == -1 ? nullptr : buffers.out(recv, recv_bytes);
+  if (recv_from != -1)
+    check(MPI_Irecv(r, as_int(recv_bytes, "recv"), MPI_BYTE, recv_from, message_tag, comm_, &requests[0]), "MPI_Irecv");
+  if (send_to != -1)
+    check(MPI_Isend(buffers.in(send, send_bytes), as_int(send_bytes, "send"), MPI_BYTE, send_to, message_tag, comm_,
+                    &requests[1]),
+          "MPI_Isend");
+  if (recv_from != -1) {
+    // Wait for the receive first, keeping its status to check the size.
+    using clock = std::chrono::steady_clock;
+    const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(timeout());
+    for (long polls = 0;; ++polls) {
+      int done = 0;
+      check(MPI_Test(&requests[0], &done, &status), "MPI_Test (recv)");
+      if (done) break;
+      if (clock::now() > deadline)
+        throw comm_error(detail::concat("multigpu: recv from rank ", recv_from, " on rank ", rank_, " timed out after ",
+                                        timeout().count(), " s: the peer failed or did not send"));
+      if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    int received = 0;
+    check(MPI_Get_count(&status, MPI_BYTE, &received), "MPI_Get_count");
+    if (static_cast<std::size_t>(received) != recv_bytes)
+      throw comm_error(detail::concat("multigpu: rank ", rank_, " expected ", recv_bytes, " bytes from rank ",
+                                      recv_from, " but got ", received));
+  }
+  wait(&requests[1], 1, "send");
+  buffers.finish();
+}
+
+void mpi_communicator::all_to_all_v_bytes(const void* send, std::span<const std::size_t> send_counts,
+                                          std::span<const std::size_t> send_displs, void* recv,
+                                          std::span<const std::size_t> recv_counts,
+                                          std::span<const std::size_t> recv_displs, cudaStream_t stream) {
+  detail::expect_per_rank("all_to_all_v", send_counts.size(), size_);
+  detail::expect_per_rank("all_to_all_v", send_displs.size(), size_);
+  detail::expect_per_rank("all_to_all_v", recv_counts.size(), size_);
+  detail::expect_per_rank("all_to_all_v", recv_displs.size(), size_);
+  std::vector<int> sc(size_), sd(size_), rc(size_), rd(size_);
+  std::size_t send_extent = 0, recv_extent = 0;
+  for (int r = 0; r < size_; ++r) {
+    sc[r] = as_int(send_counts[r], "all_to_all_v");
+    sd[r] = as_int(send_displs[r], "all_to_all_v");
+    rc[r] = as_int(recv_counts[r], "all_to_all_v");
+    rd[r] = as_int(recv_displs[r], "all_to_all_v");
+    if (send_counts[r]) send_extent = std::max(send_extent, send_displs[r] + send_counts[r]);
+    if (recv_counts[r]) recv_extent = std::max(recv_extent, recv_displs[r] + recv_counts[r]);
+  }
+  staged buffers(*this, stream);
+  const void* s = buffers.in(send, send_extent);
+  void* r = buffers.out(recv, recv_extent, true);  // bytes outside the blocks keep their values
+  MPI_Request request;
+  check(MPI_Ialltoallv(s, sc.data(), sd.data(), MPI_BYTE, r, rc.data(), rd.data(), MPI_BYTE, comm_, &request),
+        "MPI_Ialltoallv");
+  wait(&request, 1, "all_to_all_v");
+  buffers.finish();
+}
+
+void mpi_communicator::barrier() {
+  MPI_Request request;
+  check(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
+  wait(&request, 1, "barrier");
+}
+
+launch_info mpi_bootstrap() {
+  int initialised = 0, finalised = 0;
+  MPI_Initialized(&initialised);
+  MPI_Finalized(&finalised);
+  if (!initialised || finalised) return bootstrap();
+  launch_info info;
+  info.source = "MPI";
+  check(MPI_Comm_rank(MPI_COMM_WORLD, &info.rank), "MPI_Comm_rank");
+  check(MPI_Comm_size(MPI_COMM_WORLD, &info.size), "MPI_Comm_size");
+  MPI_Comm local;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, info.rank, MPI_INFO_NULL, &local),
+        "MPI_Comm_split_type");
+  int code = MPI_Comm_rank(local, &info.local_rank);
+  MPI_Comm_free(&local);
+  check(code, "MPI_Comm_rank");
+  return info;
+}
+
+}  // namespace multigpu

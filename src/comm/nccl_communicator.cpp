@@ -1,0 +1,406 @@
+#include <multigpu/comm/nccl_communicator.hpp>
+
+#include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/error.hpp>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace multigpu {
+namespace {
+
+// The NCCL entry points the communicator uses, from dlopen (see the header).
+struct nccl_api {
+  decltype(&ncclGetVersion) get_version;
+  decltype(&ncclGetUniqueId) get_unique_id;
+  decltype(&ncclCommInitRank) init_rank;
+  decltype(&ncclCommDestroy) destroy;
+  decltype(&ncclCommAbort) abort;
+  decltype(&ncclCommGetAsyncError) get_async_error;
+  decltype(&ncclCommCount) count;
+  decltype(&ncclCommUserRank) user_rank;
+  decltype(&ncclCommCuDevice) cu_device;
+  decltype(&ncclGetErrorString) error_string;
+  decltype(&ncclGetLastError) last_error;
+  decltype(&ncclAllReduce) all_reduce;
+  decltype(&ncclAllGather) all_gather;
+  decltype(&ncclSend) send;
+  decltype(&ncclRecv) recv;
+  decltype(&ncclGroupStart) group_start;
+  decltype(&ncclGroupEnd) group_end;
+};
+
+template <class F>
+void bind(void* library, F& f, const char* name, std::string& missing) {
+  f = reinterpret_cast<F>(dlsym(library, name));
+  if (f == nullptr) missing += detail::concat(missing.empty() ? "" : ", ", name);
+}
+
+const nccl_api& nccl() {
+  static std::mutex mutex;
+  static nccl_api api{};
+  static bool loaded = false;
+  std::lock_guard lock(mutex);
+  if (loaded) return api;
+  std::vector<const char*> candidates;
+  if (const char* chosen = std::getenv("MULTIGPU_NCCL_LIBRARY")) candidates.push_back(chosen);
+  else candidates = {"libnccl.so.2", "libnccl.so"};
+  std::string tried;
+  void* library = nullptr;
+  for (const char* name : candidates) {
+    library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (library != nullptr) break;
+    const char* why = dlerror();
+    tried += detail::concat(tried.empty() ? "" : "; ", why != nullptr ? why : name);
+  }
+  if (library == nullptr)
+    throw comm_error(detail::concat("multigpu: NCCL is not available at run time (", tried,
+                                    "); install NCCL (libnccl2) or set MULTIGPU_NCCL_LIBRARY to libnccl.so.2"));
+  std::string missing;
+  bind(library, api.get_version, "ncclGetVersion", missing);
+  bind(library, api.get_unique_id, "ncclGetUniqueId", missing);
+  bind(library, api.init_rank, "ncclCommInitRank", missing);
+  bind(library, api.destroy, "ncclCommDestroy", missing);
+  bind(library, api.abort, "ncclCommAbort", missing);
+  bind(library, api.get_async_error, "ncclCommGetAsyncError", missing);
+  bind(library, api.count, "ncclCommCount", missing);
+  bind(library, api.user_rank, "ncclCommUserRank", missing);
+  bind(library, api.cu_device, "ncclCommCuDevice", missing);
+  bind(library, api.error_string, "ncclGetErrorString", missing);
+  bind(library, api.last_error, "ncclGetLastError", missing);
+  bind(library, api.all_reduce, "ncclAllReduce", missing);
+  bind(library, api.all_gather, "ncclAllGather", missing);
+  bind(library, api.send, "ncclSend", missing);
+  bind(library, api.recv, "ncclRecv", missing);
+  bind(library, api.group_start, "ncclGroupStart", missing);
+  bind(library, api.group_end, "ncclGroupEnd", missing);
+  if (!missing.empty()) {
+    dlclose(library);
+    throw comm_error(detail::concat("multigpu: the NCCL library found lacks ", missing, " (too old?)"));
+  }
+  loaded = true;
+  return api;
+}
+
+std::string describe(ncclResult_t result) {
+  const nccl_api& api = nccl();
+  std::string text = api.error_string(result);
+  if (const char* last = api.last_error(nullptr); last != nullptr && *last != '\0') text += detail::concat(": ", last);
+  return text;
+}
+
+void check_static(ncclResult_t result, const char* call) {
+  if (result != ncclSuccess) throw comm_error(detail::concat("multigpu: ", call, " failed: ", describe(result)));
+}
+
+ncclDataType_t nccl_type(data_type type) {
+  switch (type) {
+    case data_type::int8: return ncclInt8;
+    case data_type::uint8: return ncclUint8;
+    case data_type::int32: return ncclInt32;
+    case data_type::uint32: return ncclUint32;
+    case data_type::int64: return ncclInt64;
+    case data_type::uint64: return ncclUint64;
+    case data_type::float32: return ncclFloat32;
+    case data_type::float64: return ncclFloat64;
+  }
+  return ncclInt8;
+}
+
+ncclRedOp_t nccl_op(reduce_op op) {
+  switch (op) {
+    case reduce_op::sum: return ncclSum;
+    case reduce_op::prod: return ncclProd;
+    case reduce_op::min: return ncclMin;
+    case reduce_op::max: return ncclMax;
+  }
+  return ncclSum;
+}
+
+}  // namespace
+
+bool nccl_runtime_available() noexcept {
+  try {
+    nccl();
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+int nccl_runtime_version() noexcept {
+  try {
+    int version = 0;
+    return nccl().get_version(&version) == ncclSuccess ? version : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+/// Host buffers of one call staged through the communicator's device scratch space.
+class nccl_communicator::staged {
+ public:
+  staged(nccl_communicator& comm, cudaStream_t stream) : comm_(comm), stream_(stream) {}
+  const void* in(const void* p, std::size_t bytes) {
+    if (bytes == 0 || detail::is_device_pointer(p)) return p;
+    void* d = comm_.scratch(0, bytes);
+    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(d, p, bytes, cudaMemcpyHostToDevice, stream_));
+    return d;
+  }
+  void* out(void* p, std::size_t bytes, bool preload = false) {
+    if (bytes == 0 || detail::is_device_pointer(p)) return p;
+    void* d = comm_.scratch(1, bytes);
+    if (preload) MULTIGPU_CUDA_TRY(cudaMemcpyAsync(d, p, bytes, cudaMemcpyHostToDevice, stream_));
+    out_ = p;
+    out_bytes_ = bytes;
+    return d;
+  }
+  /// After the operation completed (wait): the result goes to the caller's host buffer.
+  /// Copying only then keeps a dead peer from blocking the host in a pageable copy.
+  void finish() {
+    if (out_ == nullptr) return;
+    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(out_, comm_.scratch_[1], out_bytes_, cudaMemcpyDeviceToHost, stream_));
+    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream_));
+  }
+
+ private:
+  nccl_communicator& comm_;
+  cudaStream_t stream_;
+  void* out_ = nullptr;
+  std::size_t out_bytes_ = 0;
+};
+
+ncclUniqueId nccl_communicator::make_unique_id() {
+  ncclUniqueId id;
+  check_static(nccl().get_unique_id(&id), "ncclGetUniqueId");
+  return id;
+}
+
+nccl_communicator::nccl_communicator(communicator& bootstrap, int device) {
+  // Rank 0's id reaches every rank through an all_gather (every rank sends one, only rank
+  // 0's is used): the bootstrap needs no broadcast of its own.
+  ncclUniqueId mine{};
+  std::string failure;
+  if (bootstrap.rank() == 0) {
+    try {
+      mine = make_unique_id();
+    } catch (const comm_error& e) {
+      failure = e.what();
+    }
+  }
+  std::vector<ncclUniqueId> ids = bootstrap.all_gather(mine);
+  // A rank-0 failure (NCCL missing there) must not leave the others waiting in init.
+  const int ok = bootstrap.all_reduce(failure.empty() ? 1 : 0, reduce_op::min);
+  if (!failure.empty()) throw comm_error(failure);
+  if (ok == 0) throw comm_error("multigpu: nccl_communicator: rank 0 could not create the NCCL unique id");
+  init(ids[0], bootstrap.rank(), bootstrap.size(), device);
+}
+
+nccl_communicator::nccl_communicator(const ncclUniqueId& id, int rank, int size, int device) {
+  init(id, rank, size, device);
+}
+
+nccl_communicator::nccl_communicator(ncclComm_t comm) {
+  MULTIGPU_EXPECTS(comm != nullptr, "nccl_communicator: the ncclComm_t is null");
+  const nccl_api& api = nccl();
+  comm_ = comm;
+  check_static(api.count(comm_, &size_), "ncclCommCount");
+  check_static(api.user_rank(comm_, &rank_), "ncclCommUserRank");
+  check_static(api.cu_device(comm_, &device_), "ncclCommCuDevice");
+  device_guard guard(device_);
+  MULTIGPU_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
+
+void nccl_communicator::init(const ncclUniqueId& id, int rank, int size, int device) {
+  MULTIGPU_EXPECTS(size >= 1 && rank >= 0 && rank < size,
+                   detail::concat("nccl_communicator: rank ", rank, " is not in [0, ", size, ")"));
+  const nccl_api& api = nccl();
+  int devices = 0;
+  MULTIGPU_CUDA_TRY(cudaGetDeviceCount(&devices));
+  MULTIGPU_EXPECTS(device >= 0 && device < devices,
+                   detail::concat("nccl_communicator: device ", device, " is not one of the ", devices, " visible"));
+  rank_ = rank;
+  size_ = size;
+  device_ = device;
+  device_guard guard(device_);
+  MULTIGPU_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  ncclResult_t result = api.init_rank(&comm_, size, id, rank);
+  if (result != ncclSuccess) {
+    MULTIGPU_CUDA_REPORT(cudaStreamDestroy(stream_));
+    throw comm_error(detail::concat("multigpu: ncclCommInitRank (rank ", rank, " of ", size, " on device ", device,
+                                    ") failed: ", describe(result)));
+  }
+  owned_ = true;
+}
+
+nccl_communicator::~nccl_communicator() {
+  device_guard guard(device_);
+  if (owned_ && comm_ != nullptr) {
+    ncclResult_t result = nccl().destroy(comm_);
+    if (result != ncclSuccess) std::fprintf(stderr, "multigpu: ncclCommDestroy failed: %d\n", static_cast<int>(result));
+  }
+  for (void* p : scratch_)
+    if (p != nullptr) MULTIGPU_CUDA_REPORT(cudaFree(p));
+  if (stream_ != nullptr) MULTIGPU_CUDA_REPORT(cudaStreamDestroy(stream_));
+}
+
+void* nccl_communicator::scratch(int which, std::size_t bytes) {
+  if (scratch_bytes_[which] < bytes) {
+    // The old buffer may still be read by work on a stream: wait before freeing it.
+    if (scratch_[which] != nullptr) {
+      MULTIGPU_CUDA_TRY(cudaDeviceSynchronize());
+      MULTIGPU_CUDA_TRY(cudaFree(scratch_[which]));
+      scratch_[which] = nullptr;
+      scratch_bytes_[which] = 0;
+    }
+    MULTIGPU_CUDA_TRY(cudaMalloc(&scratch_[which], bytes));
+    scratch_bytes_[which] = bytes;
+  }
+  return scratch_[which];
+}
+
+void nccl_communicator::check(ncclResult_t result, const char* call) {
+  if (result == ncclSuccess) return;
+  std::string text = describe(result);
+  throw comm_error(detail::concat("multigpu: ", call, " on NCCL rank ", rank_, " of ", size_, " failed: ", text));
+}
+
+void nccl_communicator::wait(cudaStream_t stream, const char* call) {
+  using clock = std::chrono::steady_clock;
+  const nccl_api& api = nccl();
+  const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(timeout());
+  for (long polls = 0;; ++polls) {
+    cudaError_t state = cudaStreamQuery(stream);
+    if (state == cudaSuccess) return;
+    if (state != cudaErrorNotReady) MULTIGPU_CUDA_TRY(state);
+    ncclResult_t async = ncclSuccess;
+    check(api.get_async_error(comm_, &async), "ncclCommGetAsyncError");
+    const bool late = clock::now() > deadline;
+    if (async != ncclSuccess || late) {
+      api.abort(comm_);
+      comm_ = nullptr;  // aborted: nothing left to destroy or use
+      owned_ = false;
+      throw comm_error(detail::concat("multigpu: NCCL ", call, " on rank ", rank_, " of ", size_, " ",
+                                      late ? detail::concat("made no progress within ", timeout().count(),
+                                                            " s (a peer failed or skipped the call; "
+                                                            "MULTIGPU_COMM_TIMEOUT_S sets the limit)")
+                                           : detail::concat("failed: ", describe(async)),
+                                      "; the communicator was aborted"));
+    }
+    if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void nccl_communicator::all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) {
+  MULTIGPU_EXPECTS(comm_ != nullptr, "nccl_communicator: used after an abort");
+  device_guard guard(device_);
+  cudaStream_t s = pick(stream);
+  if (stream == nullptr) MULTIGPU_CUDA_TRY(cudaStreamSynchronize(nullptr));  // host-side callers' data is ready
+  staged buffers(*this, s);
+  const void* in = buffers.in(send, bytes);
+  void* out = buffers.out(recv, bytes * static_cast<std::size_t>(size_));
+  check(nccl().all_gather(in, out, bytes, ncclInt8, comm_, s), "ncclAllGather");
+  wait(s, "all_gather");
+  buffers.finish();
+}
+
+void nccl_communicator::all_reduce(const void* send, void* recv, std::size_t count, data_type type, reduce_op op,
+                                   cudaStream_t stream) {
+  MULTIGPU_EXPECTS(comm_ != nullptr, "nccl_communicator: used after an abort");
+  device_guard guard(device_);
+  cudaStream_t s = pick(stream);
+  if (stream == nullptr) MULTIGPU_CUDA_TRY(cudaStreamSynchronize(nullptr));
+  const std::size_t bytes = count * size_of(type);
+  staged buffers(*this, s);
+  const bool in_place = send == recv;
+  void* out = buffers.out(recv, bytes, in_place);
+  const void* in = in_place ? out : buffers.in(send, bytes);
+  check(nccl().all_reduce(in, out, count, nccl_type(type), nccl_op(op), comm_, s), "ncclAllReduce");
+  wait(s, "all_reduce");
+  buffers.finish();
+}
+
+void nccl_communicator::send_recv_bytes(const void* send, std::size_t send_bytes, int send_to, void* recv,
+                                        std::size_t recv_bytes, int recv_from, cudaStream_t stream) {
+  MULTIGPU_EXPECTS(comm_ != nullptr, "nccl_communicator: used after an abort");
+  if (send_to != -1) check_peer("send_recv", send_to);
+  if (recv_from != -1) check_peer("send_recv", recv_from);
+  device_guard guard(device_);
+  cudaStream_t s = pick(stream);
+  if (stream == nullptr) MULTIGPU_CUDA_TRY(cudaStreamSynchronize(nullptr));
+  if (send_to == rank_ && recv_from == rank_) {  // to itself: a copy, no NCCL
+    MULTIGPU_EXPECTS(send_bytes == recv_bytes, detail::concat("send_recv: rank ", rank_, " sends ", send_bytes,
+                                                              " bytes to itself but receives ", recv_bytes));
+    if (send_bytes > 0) MULTIGPU_CUDA_TRY(cudaMemcpyAsync(recv, send, send_bytes, cudaMemcpyDefault, s));
+    wait(s, "send_recv");
+    return;
+  }
+  staged buffers(*this, s);
+  const void* in = send_to == -1 ? nullptr : buffers.in(send, send_bytes);
+  void* out = recv_from == -1 ? nullptr : buffers.out(recv, recv_bytes);
+  const nccl_api& api = nccl();
+  check(api.group_start(), "ncclGroupStart");
+  ncclResult_t sent = send_to == -1 ? ncclSuccess : api.send(in, send_bytes, ncclInt8, send_to, comm_, s);
+  ncclResult_t received = recv_from == -1 ? ncclSuccess : api.recv(out, recv_bytes, ncclInt8, recv_from, comm_, s);
+  check(api.group_end(), "ncclGroupEnd");
+  check(sent, "ncclSend");
+  check(received, "ncclRecv");
+  wait(s, "send_recv");
+  buffers.finish();
+}
+
+void nccl_communicator::all_to_all_v_bytes(const void* send, std::span<const std::size_t> send_counts,
+                                           std::span<const std::size_t> send_displs, void* recv,
+                                           std::span<const std::size_t> recv_counts,
+                                           std::span<const std::size_t> recv_displs, cudaStream_t stream) {
+  MULTIGPU_EXPECTS(comm_ != nullptr, "nccl_communicator: used after an abort");
+  detail::expect_per_rank("all_to_all_v", send_counts.size(), size_);
+  detail::expect_per_rank("all_to_all_v", send_displs.size(), size_);
+  detail::expect_per_rank("all_to_all_v", recv_counts.size(), size_);
+  detail::expect_per_rank("all_to_all_v", recv_displs.size(), size_);
+  std::size_t send_extent = 0, recv_extent = 0;
+  for (int r = 0; r < size_; ++r) {
+    if (send_counts[r]) send_extent = std::max(send_extent, send_displs[r] + send_counts[r]);
+    if (recv_counts[r]) recv_extent = std::max(recv_extent, recv_displs[r] + recv_counts[r]);
+  }
+  MULTIGPU_EXPECTS(send_counts[rank_] == recv_counts[rank_],
+                   detail::concat("all_to_all_v: rank ", rank_, " sends ", send_counts[rank_],
+                                  " bytes to itself but expects ", recv_counts[rank_]));
+  device_guard guard(device_);
+  cudaStream_t s = pick(stream);
+  if (stream == nullptr) MULTIGPU_CUDA_TRY(cudaStreamSynchronize(nullptr));
+  staged buffers(*this, s);
+  const auto* in = static_cast<const std::byte*>(buffers.in(send, send_extent));
+  auto* out = static_cast<std::byte*>(buffers.out(recv, recv_extent, true));
+  const nccl_api& api = nccl();
+  if (send_counts[rank_] > 0)
+    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(out + recv_displs[rank_], in + send_displs[rank_], send_counts[rank_],
+                                      cudaMemcpyDeviceToDevice, s));
+  check(api.group_start(), "ncclGroupStart");
+  ncclResult_t first_error = ncclSuccess;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    ncclResult_t a = send_counts[r] ? api.send(in + send_displs[r], send_counts[r], ncclInt8, r, comm_, s) : ncclSuccess;
+    ncclResult_t b = recv_counts[r] ? api.recv(out + recv_displs[r], recv_counts[r], ncclInt8, r, comm_, s) : ncclSuccess;
+    if (first_error == ncclSuccess) first_error = a != ncclSuccess ? a : b;
+  }
+  check(api.group_end(), "ncclGroupEnd");
+  check(first_error, "ncclSend/ncclRecv");
+  wait(s, "all_to_all_v");
+  buffers.finish();
+}
+
+void nccl_communicator::barrier() {
+  // An all_reduce of one value: returns once every rank has entered it.
+  int token = 1;
+  all_reduce(&token, &token, 1, data_type::int32, reduce_op::min);
+}
+
+}  // namespace multigpu

@@ -1,0 +1,134 @@
+#include <multigpu/comm/in_process_communicator.hpp>
+#include <multigpu/comm/team.hpp>
+#include <multigpu/comm/team_plan.hpp>
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mg = multigpu;
+using mg::distribution;
+
+namespace {
+// Non-commutative and associative: string concatenation.
+auto concat = [](const std::string& a, const std::string& b) { return a + b; };
+using opt = std::optional<std::string>;
+}  // namespace
+
+TEST(TeamPlan, FoldKeepsRankOrderAndSkipsEmptyRanks) {
+  std::vector<opt> partials{opt("ab"), std::nullopt, opt("c"), std::nullopt, opt("de")};
+  EXPECT_EQ(mg::fold_in_rank_order<std::string>(partials, concat), opt("abcde"));
+  std::vector<opt> none(3);
+  EXPECT_EQ(mg::fold_in_rank_order<std::string>(none, concat), std::nullopt);
+  EXPECT_EQ(mg::fold_in_rank_order<std::string>(std::vector<opt>{}, concat), std::nullopt);
+}
+
+TEST(TeamPlan, CarriesAreExclusivePrefixesOfRankTotals) {
+  std::vector<opt> totals{std::nullopt, opt("a"), opt("bc"), std::nullopt, opt("d")};
+  auto carries = mg::rank_carries<std::string>(totals, concat);
+  std::vector<opt> expected{std::nullopt, std::nullopt, opt("a"), opt("abc"), opt("abc")};
+  EXPECT_EQ(carries, expected);
+}
+
+TEST(TeamPlan, CarriesMatchAGlobalScan) {
+  // Ranks of sizes 3, 0, 1, 5 with values 1..9: a rank's carry is the sum before its first element.
+  std::vector<std::size_t> sizes{3, 0, 1, 5};
+  std::vector<std::optional<long>> totals;
+  long next = 1, before = 0;
+  std::vector<long> expected_carry;
+  for (std::size_t s : sizes) {
+    expected_carry.push_back(before);
+    long t = 0;
+    for (std::size_t i = 0; i < s; ++i) t += next++;
+    totals.push_back(s ? std::optional<long>(t) : std::nullopt);
+    before += t;
+  }
+  auto carries = mg::rank_carries<long>(totals, std::plus<>{});
+  for (std::size_t r = 0; r < sizes.size(); ++r) EXPECT_EQ(carries[r].value_or(0), expected_carry[r]) << r;
+}
+
+TEST(TeamPlan, FirstBestBreaksTiesByIndex) {
+  using e = mg::ranked_element<int>;
+  std::vector<std::optional<e>> c{e{7, 3}, std::nullopt, e{2, 1}, e{9, 1}, e{12, 5}};
+  auto less = [](int a, int b) { return a < b; };
+  auto greater = [](int a, int b) { return a > b; };
+  auto min = mg::first_best_in_rank_order<int>(c, less);
+  EXPECT_EQ(min->index, 2u);
+  EXPECT_EQ(min->value, 1);
+  auto max = mg::first_best_in_rank_order<int>(c, greater);
+  EXPECT_EQ(max->index, 12u);
+  std::vector<std::optional<e>> ties{e{10, 4}, e{3, 4}};
+  EXPECT_EQ(mg::first_best_in_rank_order<int>(ties, less)->index, 3u);
+  EXPECT_FALSE(mg::first_best_in_rank_order<int>(std::vector<std::optional<e>>(2), less));
+}
+
+// Simulates every rank's all_to_all_v with the plans and checks the result is the same
+// global vector in the new layout.
+TEST(TeamPlan, RedistributionMovesEveryElementOnce) {
+  const std::vector<std::vector<std::size_t>> layouts{{5, 0, 7, 1}, {0, 13, 0, 0}, {4, 3, 3, 3}, {13, 0, 0, 0}, {1, 1, 1, 10}};
+  for (const auto& a : layouts)
+    for (const auto& b : layouts) {
+      distribution from = distribution::from_sizes(a), to = distribution::from_sizes(b);
+      const std::size_t ranks = a.size();
+      std::vector<std::vector<int>> held(ranks), got(ranks);
+      for (std::size_t r = 0; r < ranks; ++r) {
+        held[r].resize(a[r]);
+        std::iota(held[r].begin(), held[r].end(), static_cast<int>(from.segment_offset(r)));
+        got[r].assign(b[r], -1);
+      }
+      std::vector<mg::redistribution_plan> plans;
+      for (std::size_t r = 0; r < ranks; ++r) plans.push_back(mg::plan_redistribution(from, to, r));
+      for (std::size_t src = 0; src < ranks; ++src)
+        for (std::size_t dst = 0; dst < ranks; ++dst) {
+          ASSERT_EQ(plans[src].send_counts[dst], plans[dst].recv_counts[src]);
+          for (std::size_t i = 0; i < plans[src].send_counts[dst]; ++i)
+            got[dst].at(plans[dst].recv_displs[src] + i) = held[src].at(plans[src].send_displs[dst] + i);
+        }
+      for (std::size_t r = 0; r < ranks; ++r)
+        for (std::size_t i = 0; i < b[r]; ++i) EXPECT_EQ(got[r][i], static_cast<int>(to.segment_offset(r) + i));
+    }
+}
+
+TEST(TeamPlan, RedistributionRejectsMismatchedLayouts) {
+  std::vector<std::size_t> three{1, 2, 3}, two{3, 3}, other{1, 1, 1};
+  EXPECT_THROW(mg::plan_redistribution(distribution::from_sizes(three), distribution::from_sizes(two), 0),
+               std::invalid_argument);
+  EXPECT_THROW(mg::plan_redistribution(distribution::from_sizes(three), distribution::from_sizes(other), 0),
+               std::invalid_argument);
+}
+
+TEST(InProcessCommunicator, CollectivesOfOneRank) {
+  mg::in_process_communicator comm;
+  EXPECT_EQ(comm.rank(), 0);
+  EXPECT_EQ(comm.size(), 1);
+  EXPECT_EQ(comm.all_gather(42), std::vector<int>{42});
+  EXPECT_EQ(comm.all_reduce(7.5, mg::reduce_op::max), 7.5);
+  int sent[3] = {1, 2, 3}, got[3] = {};
+  comm.send(sent, 3, 0);
+  comm.recv(got, 3, 0);
+  EXPECT_EQ(got[2], 3);
+  EXPECT_THROW(comm.recv(got, 3, 0), mg::comm_error);  // nothing sent: would wait forever
+  EXPECT_THROW(comm.send(sent, 1, 1), std::out_of_range);
+  std::vector<std::size_t> counts{3}, displs{0}, wrong{3, 0};
+  int moved[3] = {};
+  comm.all_to_all_v(sent, std::span<const std::size_t>(counts), std::span<const std::size_t>(displs), moved,
+                    std::span<const std::size_t>(counts), std::span<const std::size_t>(displs));
+  EXPECT_EQ(moved[1], 2);
+  EXPECT_THROW(comm.all_to_all_v(sent, std::span<const std::size_t>(wrong), std::span<const std::size_t>(displs), moved,
+                                 std::span<const std::size_t>(counts), std::span<const std::size_t>(displs)),
+               std::invalid_argument);
+}
+
+TEST(Team, EnterCountsAndReportsLocalFailures) {
+  mg::team t = mg::team::in_process();
+  EXPECT_EQ(t.size(), 1);
+  EXPECT_EQ(t.enter(mg::team_operation::reduce, 4), -1);
+  EXPECT_EQ(t.enter(mg::team_operation::count, 4, false), 0);
+  mg::team other = mg::team::in_process();
+  EXPECT_THROW(mg::detail::expect_same_team("equal", t, other), std::invalid_argument);
+  EXPECT_NO_THROW(mg::detail::expect_same_team("equal", t, t));
+}
