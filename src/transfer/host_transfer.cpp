@@ -1,6 +1,7 @@
 #include <multigpu/transfer/host_transfer.hpp>
 
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/diagnostics.hpp>
 #include <multigpu/memory/pinned_buffer.hpp>
 #include <multigpu/runtime/detail/group_state.hpp>
 
@@ -48,12 +49,14 @@ void copy_host_to_devices(detail::group_state& group, const void* host,
   if (total == 0) return;
   auto* bytes = const_cast<std::byte*>(static_cast<const std::byte*>(host));
   if (is_pinned(host, total)) {
+    diagnostics::note(diagnostics::path::pinned_host_upload);
     copy_directly(bytes, pieces, cudaMemcpyHostToDevice);
     synchronize_streams(pieces);  // the caller may reuse its buffer once we return
   } else if (total <= direct_pageable_bytes) {
     // The driver copies small pageable sources into its own staging before returning.
     copy_directly(bytes, pieces, cudaMemcpyHostToDevice);
   } else {
+    diagnostics::note(diagnostics::path::staged_host_upload);
     group.stager().scatter(host, pieces);
   }
 }
@@ -63,10 +66,13 @@ void copy_devices_to_host(detail::group_state& group, void* host,
   const std::size_t total = total_bytes(pieces);
   if (total == 0) return;
   auto* bytes = static_cast<std::byte*>(host);
-  if (is_pinned(host, total) || total <= direct_pageable_bytes) {
+  const bool pinned = is_pinned(host, total);
+  if (pinned || total <= direct_pageable_bytes) {
+    if (pinned) diagnostics::note(diagnostics::path::pinned_host_download);
     copy_directly(bytes, pieces, cudaMemcpyDeviceToHost);
     synchronize_streams(pieces);
   } else {
+    diagnostics::note(diagnostics::path::staged_host_download);
     group.stager().gather(host, pieces);
   }
 }
