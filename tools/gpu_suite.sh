@@ -12,7 +12,7 @@ while [[ $# -gt 0 && $1 != -- ]]; do targets+=("$1"); shift; done
 [[ ${1:-} == -- ]] && shift
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 start=$(date +%s)
-cmake -S . -B build-gpu -G Ninja -DCMAKE_CUDA_ARCHITECTURES=native > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+cmake -S . -B build-gpu -G Ninja -DCMAKE_CUDA_ARCHITECTURES=native ${CMAKE_ARGS:-} > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 if [[ ${#targets[@]} -eq 0 ]]; then
   cmake --build build-gpu -- -k 0 > "$out/build.log" 2>&1
 else

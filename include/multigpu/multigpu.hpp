@@ -4,6 +4,7 @@
 // can include container/distributed_vector.hpp, algorithm/copy.hpp and runtime/ headers.
 
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/diagnostics.hpp>
 #include <multigpu/core/error.hpp>
 #include <multigpu/core/schedule.hpp>
 #include <multigpu/core/event.hpp>

@@ -1,6 +1,7 @@
 #include <multigpu/memory/device_pool.hpp>
 
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/fault_injection.hpp>
 
 #include <algorithm>
 #include <mutex>
@@ -73,6 +74,12 @@ device_pool::~device_pool() {
 
 void* device_pool::allocate(std::size_t bytes, cudaStream_t stream) {
   if (bytes == 0) return nullptr;
+#ifdef MULTIGPU_FAULT_INJECTION
+  if (testing::fault_due(testing::fault_site::pool_allocation))
+    throw out_of_memory(device_, bytes, 0,
+                        detail::concat("multigpu: injected fault: pool allocation of ", bytes,
+                                       " bytes on device ", device_, " failed on purpose"));
+#endif
   void* pointer = nullptr;
   cudaError_t status = cudaMallocFromPoolAsync(&pointer, bytes, pool_, stream);
   if (status == cudaErrorMemoryAllocation) {

@@ -58,25 +58,39 @@ struct copy_events {
 // stream that is the destination of one pair and the source of another does not make the
 // second pair's copy wait for the first's (a shift over k slots stays one step deep, not k).
 // Entirely stream-ordered: each block's reuse waits on the event of its last upload.
-void staged_copies(std::span<pair_moves*> pairs, staging_pool& staging, event_pool& events) {
-  if (pairs.empty()) return;
-  struct state {
-    pair_moves* pair;
-    std::vector<std::pair<std::size_t, chunk>> chunks;  // (move, chunk)
-    staging_pool::lease buffers[2];
-    event_pool::handle downloaded;
-  };
-  std::vector<state> work;
-  std::size_t rounds = 0;
+struct staged_pair {
+  pair_moves* pair;
+  std::vector<std::pair<std::size_t, chunk>> chunks;  // (move, chunk)
+  staging_pool::lease buffers[2];
+  event_pool::handle downloaded;
+};
+
+// Takes the staging blocks of every staged pair: done before any data moves, so that a copy
+// that fails for want of pinned memory leaves its target as it was.
+std::vector<staged_pair> prepare_staged(std::span<pair_moves*> pairs, staging_pool& staging) {
+  std::vector<staged_pair> work;
+  work.reserve(pairs.size());
   for (pair_moves* p : pairs) {
-    state s{p, {}, {staging.acquire(staged_chunk_bytes), staging.acquire(staged_chunk_bytes)}, {}};
+    staged_pair s{p, {}, {}, {}};
+    std::size_t largest = 0;
     for (std::size_t m = 0; m < p->moves.size(); ++m)
-      for (const chunk& c : split_into_chunks(p->moves[m].bytes, staged_chunk_bytes)) s.chunks.emplace_back(m, c);
-    rounds = std::max(rounds, s.chunks.size());
+      for (const chunk& c : split_into_chunks(p->moves[m].bytes, staged_chunk_bytes)) {
+        s.chunks.emplace_back(m, c);
+        largest = std::max(largest, c.bytes);
+      }
+    // Blocks as large as the pair's largest chunk: a halo strip takes a small block.
+    s.buffers[0] = staging.acquire(largest);
+    s.buffers[1] = staging.acquire(largest);
     work.push_back(std::move(s));
   }
+  return work;
+}
+
+void run_staged(std::span<staged_pair> work, event_pool& events) {
+  std::size_t rounds = 0;
+  for (const staged_pair& s : work) rounds = std::max(rounds, s.chunks.size());
   for (std::size_t r = 0; r < rounds; ++r) {
-    for (state& s : work) {
+    for (staged_pair& s : work) {
       if (r >= s.chunks.size()) continue;
       const auto& [m, c] = s.chunks[r];
       const byte_move& move = s.pair->moves[m];
@@ -88,7 +102,7 @@ void staged_copies(std::span<pair_moves*> pairs, staging_pool& staging, event_po
       detail::schedule_note_work(s.pair->src.stream(), "copy");
       s.downloaded = events.record(s.pair->src.device(), s.pair->src.stream());
     }
-    for (state& s : work) {
+    for (staged_pair& s : work) {
       if (r >= s.chunks.size()) continue;
       const auto& [m, c] = s.chunks[r];
       const byte_move& move = s.pair->moves[m];
@@ -141,8 +155,27 @@ void copy_between(group_state& source_group, group_state& destination_group,
   // stream involved records where it stands; each copy's issuing stream waits for the other
   // side's mark and copies; then the other side waits for the copy (the source must not be
   // overwritten, nor the destination read, before it ran).
-  copy_events events{source_group.events(), {}};
+  // Everything that can fail before data moves (pool access, staging blocks) is done first,
+  // so that a copy that throws for want of memory leaves its target as it was.
   std::vector<pair_moves*> staged;
+  for (auto& [key, p] : by_pair) {
+    if (p.src.stream() == p.dst.stream()) continue;
+    if (p.route.kind == route::host_staged) {
+      staged.push_back(&p);
+      continue;
+    }
+    if (!same_group) {
+      // The route comes from the process-wide record of enabled links, but a group grants
+      // its pools only to its own devices' peers: let the issuing device reach the other
+      // side's pool before copying over the link (a no-op once granted).
+      const endpoint& issuer = p.route.issued_by_destination ? p.dst : p.src;
+      const endpoint& other = p.route.issued_by_destination ? p.src : p.dst;
+      other.group->pool_of_device(other.device()).grant_access(issuer.device());
+    }
+  }
+  std::vector<staged_pair> staged_work = prepare_staged(staged, source_group.staging());
+
+  copy_events events{source_group.events(), {}};
   std::vector<std::pair<const pair_moves*, event_pool::handle>> copied;
   for (auto& [key, p] : by_pair) {
     if (p.src.stream() == p.dst.stream()) continue;
@@ -157,19 +190,10 @@ void copy_between(group_state& source_group, group_state& destination_group,
       for (const byte_move& m : p.moves) copy_on_stream(m, p.src, p.dst, route::same_device, p.dst.stream());
       continue;
     }
-    if (p.route.kind == route::host_staged) {
-      staged.push_back(&p);
-      continue;
-    }
+    if (p.route.kind == route::host_staged) continue;
     // Pull on the destination's stream or push on the source's.
     const endpoint& issuer = p.route.issued_by_destination ? p.dst : p.src;
     const endpoint& other = p.route.issued_by_destination ? p.src : p.dst;
-    if (!same_group) {
-      // The route comes from the process-wide record of enabled links, but a group grants
-      // its pools only to its own devices' peers: let the issuing device reach the other
-      // side's pool before copying over the link (a no-op once granted).
-      other.group->pool_of_device(other.device()).grant_access(issuer.device());
-    }
     device_guard guard(issuer.device());
     events.before_on(other).order_before(issuer.stream());
     for (const byte_move& m : p.moves) copy_on_stream(m, p.src, p.dst, p.route.kind, issuer.stream());
@@ -179,7 +203,7 @@ void copy_between(group_state& source_group, group_state& destination_group,
     const endpoint& other = p->route.issued_by_destination ? p->src : p->dst;
     done.order_before(other.stream());
   }
-  staged_copies(staged, source_group.staging(), source_group.events());
+  run_staged(staged_work, source_group.events());
 }
 
 }  // namespace multigpu::transfer

@@ -1,6 +1,7 @@
 #include <multigpu/transfer/host_transfer.hpp>
 
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/diagnostics.hpp>
 #include <multigpu/core/nvtx.hpp>
 #include <multigpu/memory/pinned_buffer.hpp>
 #include <multigpu/runtime/detail/group_state.hpp>
@@ -51,6 +52,7 @@ void copy_host_to_devices(detail::group_state& group, const void* host,
   // One range per call, named after the route, with the bytes moved as its payload.
   if (is_pinned(host, total)) {
     const nvtx_range range("host to devices: pinned, direct", total);
+    diagnostics::note(diagnostics::path::pinned_host_upload);
     copy_directly(bytes, pieces, cudaMemcpyHostToDevice);
     synchronize_streams(pieces);  // the caller may reuse its buffer once we return
   } else if (total <= direct_pageable_bytes) {
@@ -59,6 +61,7 @@ void copy_host_to_devices(detail::group_state& group, const void* host,
     copy_directly(bytes, pieces, cudaMemcpyHostToDevice);
   } else {
     const nvtx_range range("host to devices: pageable, staged", total);
+    diagnostics::note(diagnostics::path::staged_host_upload);
     group.stager().scatter(host, pieces);
   }
 }
@@ -68,12 +71,15 @@ void copy_devices_to_host(detail::group_state& group, void* host,
   const std::size_t total = total_bytes(pieces);
   if (total == 0) return;
   auto* bytes = static_cast<std::byte*>(host);
-  if (is_pinned(host, total) || total <= direct_pageable_bytes) {
+  const bool pinned = is_pinned(host, total);
+  if (pinned || total <= direct_pageable_bytes) {
     const nvtx_range range("devices to host: direct", total);
+    if (pinned) diagnostics::note(diagnostics::path::pinned_host_download);
     copy_directly(bytes, pieces, cudaMemcpyDeviceToHost);
     synchronize_streams(pieces);
   } else {
     const nvtx_range range("devices to host: pageable, staged", total);
+    diagnostics::note(diagnostics::path::staged_host_download);
     group.stager().gather(host, pieces);
   }
 }

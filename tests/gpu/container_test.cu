@@ -201,11 +201,27 @@ TEST(ContainerHost, PinnedHostMemoryIsCopiedDirectly) {
   mg::pinned_buffer pinned(n * sizeof(double));
   auto* data = static_cast<double*>(pinned.data());
   for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<double>(i) * 0.5;
+  using mg::diagnostics::count;
+  using mg::diagnostics::path;
+  const std::uint64_t pinned_up = count(path::pinned_host_upload), staged_up = count(path::staged_host_upload);
+  const std::uint64_t pinned_down = count(path::pinned_host_download), staged_down = count(path::staged_host_download);
   mg::distributed_vector<double> v(std::span<const double>(data, n), g);
   mg::pinned_buffer back(n * sizeof(double));
   auto* out = static_cast<double*>(back.data());
   mg::copy(v.begin(), v.end(), out);
   EXPECT_TRUE(std::equal(data, data + n, out));
+  EXPECT_EQ(count(path::pinned_host_upload), pinned_up + 1) << "the pinned source was not copied directly";
+  EXPECT_EQ(count(path::pinned_host_download), pinned_down + 1) << "the pinned target was not written directly";
+  EXPECT_EQ(count(path::staged_host_upload), staged_up) << "pinned memory went through the staging workers";
+  EXPECT_EQ(count(path::staged_host_download), staged_down) << "pinned memory went through the staging workers";
+  // The same data from pageable memory takes the staging workers, both ways.
+  std::vector<double> pageable(data, data + n);
+  mg::distributed_vector<double> w(pageable, g);
+  std::vector<double> pageable_back = mg::to_vector(w);
+  EXPECT_TRUE(pageable_back == pageable);
+  EXPECT_EQ(count(path::staged_host_upload), staged_up + 1);
+  EXPECT_EQ(count(path::staged_host_download), staged_down + 1);
+  EXPECT_EQ(count(path::pinned_host_upload), pinned_up + 1);
 }
 
 TEST(ContainerHost, HundredMillionElementsRoundTrip) {

@@ -129,12 +129,22 @@ TEST(Stencil, HeatEquationMatchesTheHostAfterHundredSteps) {
 
 TEST(Stencil, PreconditionsAreChecked) {
   mg::device_group g({0, 0});
-  mg::distributed_vector<double> a(100, mg::halo{1}, g), b(100, g), c(99, mg::halo{1}, g);
-  EXPECT_THROW(mg::stencil_transform(a, b, 2, heat_step{0.1, false}), std::invalid_argument);
-  EXPECT_THROW(mg::stencil_transform(a, a, 1, heat_step{0.1, false}), std::invalid_argument);
-  EXPECT_THROW(mg::stencil_transform(a, c, 1, heat_step{0.1, false}), std::invalid_argument);
+  const auto initial = random_vector<double>(100);
+  mg::distributed_vector<double> a(100, mg::halo{1}, g), b(100, -1.0, g), c(99, mg::halo{1}, g);
+  mg::copy(initial.begin(), initial.end(), a.begin());
+  mg::fill(c, -1.0);
+  EXPECT_THROW(mg::stencil_transform(a, b, 2, heat_step{0.1, false}), std::invalid_argument);  // radius > halo
+  EXPECT_THROW(mg::stencil_transform(a, a, 1, heat_step{0.1, false}), std::invalid_argument);  // in place
+  EXPECT_THROW(mg::stencil_transform(a, c, 1, heat_step{0.1, false}), std::invalid_argument);  // lengths
+  // Rejected calls wrote nothing, and the input is as it was.
+  EXPECT_EQ(mg::count(b, -1.0), 100u);
+  EXPECT_EQ(mg::count(c, -1.0), 99u);
+  EXPECT_TRUE(same_elements(mg::to_vector(a), initial));
+  // The accepted call computes the step (on data that makes a wrong answer visible).
   mg::stencil_transform(a, b, 1, heat_step{0.1, false});
-  EXPECT_EQ(mg::reduce(b), 0.0);
+  const auto want = heat_reference(initial, 0.1, false, 1);
+  const auto got = mg::to_vector(b);
+  for (std::size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-12) << "element " << i;
 }
 
 __global__ void add_into(const int* a, const int* b, int* out, std::size_t n) {

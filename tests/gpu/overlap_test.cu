@@ -61,8 +61,10 @@ TEST(Overlap, CopyWithinOneVectorIsAMemmove) {
         std::vector<long long> want = host_data(n);
         mg::distributed_vector<long long> v(want, sh.group);
         const auto src = v.cbegin() + static_cast<std::ptrdiff_t>(s[0]);
+        const std::uint64_t staged = mg::diagnostics::count(mg::diagnostics::path::overlap_staged_copy);
         auto end = mg::copy(src, src + static_cast<std::ptrdiff_t>(s[2]), v.begin() + static_cast<std::ptrdiff_t>(s[1]));
         EXPECT_EQ(end.index(), s[1] + s[2]);
+        EXPECT_EQ(mg::diagnostics::count(mg::diagnostics::path::overlap_staged_copy), staged + 1) << where(sh, n, s);
         std::vector<long long> original = want;
         std::copy(original.begin() + s[0], original.begin() + s[0] + s[2], want.begin() + s[1]);
         EXPECT_TRUE(same_elements(mg::to_vector(v), want)) << where(sh, n, s);
@@ -126,9 +128,12 @@ TEST(Overlap, InPlaceFromTheSameIndexStaysInPlace) {
   for (const auto& sh : shapes()) {
     const std::vector<long long> original = host_data(1009);
     mg::distributed_vector<long long> v(original, sh.group);
+    const std::uint64_t staged = mg::diagnostics::count(mg::diagnostics::path::overlap_staged_copy);
     mg::transform(v.cbegin(), v.cend(), v.begin(), twice_plus_one{});
     mg::inclusive_scan(v.cbegin(), v.cend(), v.begin(), plus_ll{});
     mg::copy(v.cbegin() + 3, v.cend(), v.begin() + 3);
+    EXPECT_EQ(mg::diagnostics::count(mg::diagnostics::path::overlap_staged_copy), staged)
+        << "a copy onto itself went through a temporary";
     std::vector<long long> want(original.size());
     long long sum = 0;
     for (std::size_t i = 0; i < want.size(); ++i) want[i] = sum += 2 * original[i] + 1;

@@ -151,11 +151,18 @@ TEST(ReduceOrder, NonCommutativeOperatorsCombineInOrder) {
 }
 
 TEST(ReduceOrder, CommutativeDeclarationTakesTheFastPath) {
+  using mg::diagnostics::path;
   const auto& g = shapes()[2].group;
   auto host = random_vector<vec3>(1000003);
   mg::distributed_vector<vec3> v(host, g);
   auto [want, scale] = reference_sum(host, vec3{});
+  const std::uint64_t ordered = mg::diagnostics::count(path::ordered_reduce);
   EXPECT_TRUE(near(mg::reduce(v, vec3{}, mg::commutative(vec3_plus{})), want, tolerance<vec3>(host.size(), scale)));
+  EXPECT_EQ(mg::diagnostics::count(path::ordered_reduce), ordered)
+      << "a reduction declared commutative ran the order-keeping kernel";
+  // The same operator undeclared keeps element order: one order-keeping reduction per segment.
+  EXPECT_TRUE(near(mg::reduce(v, vec3{}, vec3_plus{}), want, tolerance<vec3>(host.size(), scale)));
+  EXPECT_GT(mg::diagnostics::count(path::ordered_reduce), ordered) << "the counter missed the order-keeping kernel";
 }
 
 TEST(ReduceErrors, MismatchedLengthsAndBadRanges) {

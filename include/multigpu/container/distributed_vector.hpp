@@ -15,6 +15,7 @@
 #include <multigpu/container/iterator.hpp>
 #include <multigpu/container/segment_view.hpp>
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/diagnostics.hpp>
 #include <multigpu/memory/device_pool.hpp>
 #include <multigpu/runtime/detail/group_state.hpp>
 #include <multigpu/runtime/device_group.hpp>
@@ -268,6 +269,7 @@ class distributed_vector {
       if (gap < count) {
         // The moves between slot pairs run in no particular order, so one of them could
         // overwrite elements that another still has to read: read them all out first.
+        diagnostics::note(diagnostics::path::overlap_staged_copy);
         distributed_vector staged(group_, distribution::block(count, group_.size()));
         staged.copy_range_from(*this, src_first, count, 0);
         copy_range_from(staged, 0, count, dst_first);

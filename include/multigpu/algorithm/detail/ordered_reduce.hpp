@@ -7,6 +7,7 @@
 // threads. A second launch folds the per-block results in order.
 
 #include <multigpu/algorithm/detail/cub_call.hpp>
+#include <multigpu/core/diagnostics.hpp>
 
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_reduce.cuh>
@@ -66,6 +67,7 @@ struct identity_transform {
 template <class Input, class Transform, class P, class POp>
 void ordered_reduce(Input in, std::size_t n, Transform transform, POp op, P init, P empty, P* out,
                     slot_scratch& scratch, cudaStream_t stream) {
+  diagnostics::note(diagnostics::path::ordered_reduce);
   constexpr int block = 256;
   using item_t = typename cuda::std::iterator_traits<Input>::value_type;
   constexpr int items = sizeof(item_t) <= 8 ? 8 : 4;

@@ -1,0 +1,98 @@
+// Past 2^31 elements: reduce, transform_reduce, transform, an inclusive scan, copy and
+// to_vector over 2^31 + 17 one-byte elements, on one slot (one piece longer than any
+// 32-bit count: CUB's 64-bit dispatch) and on three (global offsets past 2^31). Each result
+// is compared with the host. Needs about 7 GiB of device memory and 6 GiB of host memory;
+// skipped on smaller machines.
+#include <multigpu/multigpu.hpp>
+
+#include "support.hpp"
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+using namespace test;
+using byte_t = unsigned char;
+
+struct flip {
+  __host__ __device__ byte_t operator()(byte_t x) const { return static_cast<byte_t>(x ^ 0x5A); }
+};
+struct widen {
+  __host__ __device__ unsigned long long operator()(byte_t x) const { return x; }
+};
+struct add_bytes {  // wraps modulo 256, as the host reference does
+  __host__ __device__ byte_t operator()(byte_t a, byte_t b) const { return static_cast<byte_t>(a + b); }
+};
+
+constexpr std::size_t n = (std::size_t{1} << 31) + 17;
+
+/// First index where the two differ, or "equal".
+::testing::AssertionResult same_bytes(const std::vector<byte_t>& got, const std::vector<byte_t>& want) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << "sizes differ: " << got.size() << " against " << want.size();
+  if (std::memcmp(got.data(), want.data(), got.size()) == 0) return ::testing::AssertionSuccess();
+  std::size_t i = 0;
+  while (got[i] == want[i]) ++i;
+  return ::testing::AssertionFailure() << "first difference at element " << i << ": got " << int(got[i])
+                                       << ", expected " << int(want[i]);
+}
+
+TEST(PastTwoToThe31, OneByteElementsOnOneAndThreeSlots) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  if (free_bytes < (std::size_t{10} << 30)) GTEST_SKIP() << "needs 10 GiB of free device memory, has " << free_bytes;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0 && static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) < (std::size_t{16} << 30))
+    GTEST_SKIP() << "needs a host with 16 GiB of memory (it holds three 2 GiB vectors at once)";
+
+  std::vector<byte_t> host(n);
+  for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<byte_t>((i * 2654435761u) >> 13);
+  host[n - 1] = 0xFF;  // the last element, past 2^31, must be counted
+  unsigned long long sum = 0;
+  for (byte_t x : host) sum += x;
+
+  for (const auto& group : {mg::device_group({0}), mg::device_group({0, 0, 0})}) {
+    SCOPED_TRACE(testing::Message() << group.size() << " slot(s)");
+    mg::distributed_vector<byte_t> v(host, group);
+    EXPECT_TRUE(same_bytes(mg::to_vector(v), host)) << "to_vector after the upload";
+
+    EXPECT_EQ(mg::transform_reduce(v, 0ULL, cuda::std::plus<>{}, widen{}), sum);
+    EXPECT_EQ(mg::reduce(v, byte_t{0}, add_bytes{}), static_cast<byte_t>(sum)) << "order-keeping reduction";
+    EXPECT_EQ(mg::reduce(v.cbegin() + 3, v.cend(), byte_t{0}, mg::commutative(add_bytes{})),
+              static_cast<byte_t>(sum - host[0] - host[1] - host[2]))
+        << "commutative reduction of a subrange";
+
+    {
+      mg::distributed_vector<byte_t> out(n, group);
+      mg::transform(v, out, flip{});
+      std::vector<byte_t> want(host);
+      for (auto& x : want) x = flip{}(x);
+      EXPECT_TRUE(same_bytes(mg::to_vector(out), want)) << "transform";
+    }
+    {
+      mg::distributed_vector<byte_t> out(n, group);
+      mg::copy(v, out);
+      EXPECT_TRUE(same_bytes(mg::to_vector(out), host)) << "copy";
+      // A copy across the 2^31 boundary, into another layout.
+      mg::distributed_vector<byte_t> shifted(n, mg::device_group({0, 0}));
+      mg::copy(v.cbegin(), v.cend() - 5, shifted.begin() + 5);
+      std::vector<byte_t> want(n, 0);
+      std::memcpy(want.data() + 5, host.data(), n - 5);
+      EXPECT_TRUE(same_bytes(mg::to_vector(shifted), want)) << "copy into another group at an offset";
+    }
+    {
+      mg::distributed_vector<byte_t> out(n, group);
+      mg::inclusive_scan(v.cbegin(), v.cend(), out.begin(), add_bytes{});
+      std::vector<byte_t> want(n);
+      byte_t running = 0;
+      for (std::size_t i = 0; i < n; ++i) want[i] = running = static_cast<byte_t>(running + host[i]);
+      EXPECT_TRUE(same_bytes(mg::to_vector(out), want)) << "inclusive_scan";
+    }
+  }
+}
+
+}  // namespace
