@@ -20,7 +20,8 @@ inline mg::device_group group_for(std::int64_t shape, mg::group_options options 
   static std::map<std::pair<std::int64_t, int>, mg::device_group> groups;
   std::lock_guard lock(mutex);
   auto key = std::pair{shape, static_cast<int>(options.peers) * 64 + static_cast<int>(options.merge) * 8 +
-                                  static_cast<int>(options.dispatch)};
+                                  static_cast<int>(options.dispatch) +
+                                  static_cast<int>(options.storage) * 512};
   auto it = groups.find(key);
   if (it != groups.end()) return it->second;
   mg::device_group g = shape == 0 ? mg::device_group::all(options)

@@ -65,6 +65,16 @@ group_state::group_state(std::vector<int> devices, group_options options)
     MULTIGPU_EXPECTS(unified != 0, concat("device_group: device ", id,
                                           " lacks unified virtual addressing, which multigpu needs"));
   }
+  if (options_.storage == storage::managed) {
+    for (int id : slot_devices_) {
+      int concurrent = 0;
+      MULTIGPU_CUDA_TRY(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, id));
+      MULTIGPU_EXPECTS(concurrent != 0,
+                       concat("device_group: storage::managed needs concurrent managed access, which device ",
+                              id, " lacks (cudaDevAttrConcurrentManagedAccess is 0: a GPU older than "
+                              "Pascal, Windows, or a virtual GPU); use storage::pooled"));
+    }
+  }
   links_ = peer_matrix(static_cast<std::size_t>(visible));
 
   // One pool per distinct device, one non-blocking stream per slot.
@@ -73,7 +83,32 @@ group_state::group_state(std::vector<int> devices, group_options options)
       owned_.push_back({id, std::make_unique<device_pool>(id), std::make_unique<device_pool>(id)});
   }
   streams_.reserve(slot_devices_.size());
-  for (int id : slot_devices_) streams_.emplace_back(id);
+  if (options_.streams.empty()) {
+    for (int id : slot_devices_) streams_.emplace_back(id);
+  } else {
+    MULTIGPU_EXPECTS(options_.streams.size() == slot_devices_.size(),
+                     concat("device_group: group_options::streams has ", options_.streams.size(),
+                            " stream(s) for ", slot_devices_.size(), " slot(s); give one per slot"));
+    for (std::size_t s = 0; s < slot_devices_.size(); ++s) {
+      cudaStream_t user = options_.streams[s];
+      MULTIGPU_EXPECTS(user != nullptr && user != cudaStreamLegacy && user != cudaStreamPerThread,
+                       concat("device_group: the stream for slot ", s,
+                              " is a default stream; give a stream made with cudaStreamCreate on device ",
+                              slot_devices_[s]));
+      int owner = -1;
+      const cudaError_t status = cudaStreamGetDevice(user, &owner);
+      if (status != cudaSuccess) {
+        (void)cudaGetLastError();  // the error is the caller's bad handle, reported below
+        throw std::invalid_argument(concat("device_group: the stream for slot ", s,
+                                           " is not a valid stream (cudaStreamGetDevice: ",
+                                           cudaGetErrorName(status), ")"));
+      }
+      MULTIGPU_EXPECTS(owner == slot_devices_[s],
+                       concat("device_group: the stream for slot ", s, " belongs to device ", owner,
+                              " but the slot is on device ", slot_devices_[s]));
+      streams_.push_back(multigpu::stream::borrow(slot_devices_[s], user));
+    }
+  }
 
   // Should anything below throw, peers_ gives the access it holds back as it is destroyed.
   if (options_.peers == peer_policy::automatic) enable_peers();

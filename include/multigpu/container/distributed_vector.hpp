@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <concepts>
 #include <cstddef>
+#include <cstring>
 #include <initializer_list>
 #include <iterator>
 #include <limits>
@@ -218,6 +219,11 @@ class distributed_vector {
     T value;
     device_guard guard(group_.device(slot));
     cudaStream_t s = group_.stream(slot);
+    if (segments_[slot].managed()) {  // storage::managed: the host reads the memory itself
+      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s));
+      std::memcpy(&value, base(slot) + local, sizeof(T));
+      return value;
+    }
     MULTIGPU_CUDA_TRY(cudaMemcpyAsync(&value, base(slot) + local, sizeof(T),
                                       cudaMemcpyDeviceToHost, s));
     MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s));
@@ -228,6 +234,17 @@ class distributed_vector {
     auto [slot, local] = layout_.locate(i);
     device_guard guard(group_.device(slot));
     cudaStream_t s = group_.stream(slot);
+    if (segments_[slot].managed()) {
+      // storage::managed: the host writes the memory itself, then sends the page back to
+      // the device ahead of the next device work on the stream.
+      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s));
+      std::memcpy(base(slot) + local, &value, sizeof(T));
+      cudaMemLocation location{};
+      location.type = cudaMemLocationTypeDevice;
+      location.id = group_.device(slot);
+      MULTIGPU_CUDA_TRY(cudaMemPrefetchAsync(base(slot) + local, sizeof(T), location, 0, s));
+      return;
+    }
     MULTIGPU_CUDA_TRY(cudaMemcpyAsync(base(slot) + local, &value, sizeof(T),
                                       cudaMemcpyHostToDevice, s));
     MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s));  // `value` may not outlive this call
@@ -344,7 +361,11 @@ class distributed_vector {
     // On failure the buffers already made are released on their streams by ~vector.
     for (std::size_t s = 0; s < layout.segment_count(); ++s) {
       const std::size_t own = layout.segment_size(s);
-      buffers.emplace_back(own > 0 ? own + 2 * halo_.width : 0, group_.pool(s), group_.stream(s));
+      const std::size_t count = own > 0 ? own + 2 * halo_.width : 0;
+      if (group_.options().storage == storage::managed)
+        buffers.emplace_back(count, managed_memory, group_.device(s), group_.stream(s));
+      else
+        buffers.emplace_back(count, group_.pool(s), group_.stream(s));
       if (own > 0 && halo_.width > 0) {
         // Halos hold zero bytes until exchange_halos fills them.
         device_guard guard(group_.device(s));

@@ -57,12 +57,58 @@ class device_pool {
   std::vector<int> granted_;  // devices given access by grant_access
 };
 
+/// Selects device_buffer's managed-memory constructor.
+struct managed_memory_t {
+  explicit managed_memory_t() = default;
+};
+inline constexpr managed_memory_t managed_memory{};
+
 /// An owning, typed, stream-ordered allocation from a device_pool. Move-only; released on
 /// its stream when destroyed, so destroying it while work on it is in flight is safe.
+/// The managed form holds cudaMallocManaged memory instead (see storage::managed).
 template <class T>
 class device_buffer {
  public:
   device_buffer() = default;
+  /// `count` elements of managed memory whose preferred location is `device`, prefetched
+  /// there on `stream`. Host code may read and write it directly once `stream` is idle.
+  /// Released (after waiting for `stream`) with cudaFree.
+  device_buffer(std::size_t count, managed_memory_t, int device, cudaStream_t stream)
+      : stream_(stream), size_(count), managed_device_(device) {
+    MULTIGPU_EXPECTS(count <= std::numeric_limits<std::size_t>::max() / sizeof(T),
+                     detail::concat("device_buffer: ", count, " elements of ", sizeof(T),
+                                    " bytes overflow the size type"));
+    if (count == 0) return;
+    const std::size_t bytes = count * sizeof(T);
+    int previous = 0;
+    MULTIGPU_CUDA_TRY(cudaGetDevice(&previous));
+    MULTIGPU_CUDA_TRY(cudaSetDevice(device));
+    void* pointer = nullptr;
+    const cudaError_t status = cudaMallocManaged(&pointer, bytes, cudaMemAttachGlobal);
+    if (status == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      std::size_t free_bytes = 0, total_bytes = 0;
+      if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) (void)cudaGetLastError();
+      (void)cudaSetDevice(previous);
+      throw out_of_memory(device, bytes, free_bytes,
+                          detail::concat("device_buffer: cudaMallocManaged of ", bytes, " bytes for device ",
+                                         device, " failed: out of memory (", free_bytes, " bytes free)"));
+    }
+    data_ = static_cast<T*>(pointer);
+    try {
+      MULTIGPU_CUDA_TRY(status);
+      cudaMemLocation location{};
+      location.type = cudaMemLocationTypeDevice;
+      location.id = device;
+      MULTIGPU_CUDA_TRY(cudaMemAdvise(data_, bytes, cudaMemAdviseSetPreferredLocation, location));
+      MULTIGPU_CUDA_TRY(cudaMemPrefetchAsync(data_, bytes, location, 0, stream));
+      MULTIGPU_CUDA_TRY(cudaSetDevice(previous));
+    } catch (...) {
+      release();
+      (void)cudaSetDevice(previous);
+      throw;
+    }
+  }
   device_buffer(std::size_t count, device_pool& pool, cudaStream_t stream)
       : pool_(&pool), stream_(stream), size_(count) {
     MULTIGPU_EXPECTS(count <= std::numeric_limits<std::size_t>::max() / sizeof(T),
@@ -75,7 +121,8 @@ class device_buffer {
       : pool_(std::exchange(other.pool_, nullptr)),
         stream_(std::exchange(other.stream_, nullptr)),
         data_(std::exchange(other.data_, nullptr)),
-        size_(std::exchange(other.size_, 0)) {}
+        size_(std::exchange(other.size_, 0)),
+        managed_device_(std::exchange(other.managed_device_, -1)) {}
   device_buffer& operator=(device_buffer&& other) noexcept {
     if (this != &other) {
       release();
@@ -83,6 +130,7 @@ class device_buffer {
       stream_ = std::exchange(other.stream_, nullptr);
       data_ = std::exchange(other.data_, nullptr);
       size_ = std::exchange(other.size_, 0);
+      managed_device_ = std::exchange(other.managed_device_, -1);
     }
     return *this;
   }
@@ -94,9 +142,21 @@ class device_buffer {
   std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
   cudaStream_t stream() const noexcept { return stream_; }
   device_pool* pool() const noexcept { return pool_; }
+  /// True for managed memory (host code may dereference data() once stream() is idle).
+  bool managed() const noexcept { return managed_device_ >= 0; }
 
   void release() noexcept {
-    if (data_) pool_->deallocate(data_, stream_);
+    if (data_ && managed()) {
+      // cudaFree is not stream ordered: wait for the work enqueued on the buffer first.
+      int previous = 0;
+      if (cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(managed_device_) == cudaSuccess) {
+        MULTIGPU_CUDA_REPORT(cudaStreamSynchronize(stream_));
+        MULTIGPU_CUDA_REPORT(cudaFree(data_));
+        MULTIGPU_CUDA_REPORT(cudaSetDevice(previous));
+      }
+    } else if (data_) {
+      pool_->deallocate(data_, stream_);
+    }
     data_ = nullptr;
     size_ = 0;
   }
@@ -106,6 +166,7 @@ class device_buffer {
   cudaStream_t stream_ = nullptr;
   T* data_ = nullptr;
   std::size_t size_ = 0;
+  int managed_device_ = -1;  ///< the preferred device of managed memory; -1 for pool memory
 };
 
 }  // namespace multigpu

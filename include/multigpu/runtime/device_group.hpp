@@ -23,10 +23,25 @@ namespace multigpu {
 /// 340 against 475 at 8), whose host side per slot is long enough to be worth a hand-off.
 enum class dispatch_policy { caller_thread, worker_threads };
 
+/// Where a vector's segments live. pooled: stream-ordered device memory from the device's
+/// pool (the default). managed: one cudaMallocManaged allocation per segment, preferred
+/// location and prefetch on the slot's device; host reads and writes of single elements go
+/// straight to that memory. Needs concurrent managed access on every device of the group
+/// (std::invalid_argument otherwise). README "Managed storage" says when each is faster.
+enum class storage { pooled, managed };
+
 struct group_options {
   peer_policy peers = peer_policy::automatic;
   merge_policy merge = merge_policy::automatic;
   dispatch_policy dispatch = dispatch_policy::caller_thread;
+  /// Streams the user owns, one per slot, each on its slot's device; empty (the default):
+  /// the group creates a non-blocking stream per slot. The group orders all its work on
+  /// them and never destroys them: they must outlive the group and every vector on it (the
+  /// group synchronises them when it is torn down). Several slots may share a stream.
+  /// std::invalid_argument when the count differs from the number of slots, a stream is
+  /// the legacy or per-thread default stream, or belongs to another device than its slot.
+  std::vector<cudaStream_t> streams{};
+  multigpu::storage storage = multigpu::storage::pooled;
 };
 
 namespace detail {
