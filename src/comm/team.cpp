@@ -81,12 +81,12 @@ redistribution_plan plan_redistribution(const distribution& from, const distribu
                            std::vector<std::size_t>(n, 0), std::vector<std::size_t>(n, 0)};
   // What this rank holds in `from` goes to the ranks of `to` that cover it, in order.
   const std::size_t my_from = from.segment_offset(rank);
-  for (const transfer::piece& p : to.split(my_from, my_from + from.segment_size(rank))) {
+  for (const piece& p : to.split(my_from, my_from + from.segment_size(rank))) {
     plan.send_counts[p.slot] = p.count;
     plan.send_displs[p.slot] = to.segment_offset(p.slot) + p.local_offset - my_from;
   }
   const std::size_t my_to = to.segment_offset(rank);
-  for (const transfer::piece& p : from.split(my_to, my_to + to.segment_size(rank))) {
+  for (const piece& p : from.split(my_to, my_to + to.segment_size(rank))) {
     plan.recv_counts[p.slot] = p.count;
     plan.recv_displs[p.slot] = from.segment_offset(p.slot) + p.local_offset - my_to;
   }

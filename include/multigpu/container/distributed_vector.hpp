@@ -304,7 +304,7 @@ class distributed_vector {
 
   /// Fills [first, last) with value on each segment's stream.
   void fill_value(size_type first, size_type last, const T& value) {
-    for (const transfer::piece& p : layout_.split(first, last)) {
+    for (const piece& p : layout_.split(first, last)) {
       device_guard guard(group_.device(p.slot));
       detail::fill_bytes(base(p.slot) + p.local_offset, p.count, &value, sizeof(T),
                          group_.stream(p.slot));
@@ -382,7 +382,7 @@ class distributed_vector {
 
   std::vector<transfer::device_piece> device_pieces(size_type first, size_type last) const {
     std::vector<transfer::device_piece> pieces;
-    for (const transfer::piece& p : layout_.split(first, last))
+    for (const piece& p : layout_.split(first, last))
       pieces.push_back({group_.device(p.slot), group_.stream(p.slot), base(p.slot) + p.local_offset,
                         p.count * sizeof(T)});
     return pieces;

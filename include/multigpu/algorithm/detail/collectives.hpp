@@ -128,7 +128,7 @@ class collective_call {
   std::vector<std::size_t>& readers() { return root_.readers(); }
   group_state& g_;
   executor_lock lock_;
-  const std::vector<transfer::piece>& pieces_;
+  const std::vector<piece>& pieces_;
   std::size_t root_slot_;
   slot_scratch& root_;
   std::optional<device_guard> guard_;

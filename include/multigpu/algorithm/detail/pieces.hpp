@@ -22,7 +22,7 @@ struct range_ref {
   const distributed_vector<T>* vector;
   std::size_t first;
   std::size_t count;
-  std::vector<transfer::piece> pieces;
+  std::vector<piece> pieces;
 
   range_ref(const distributed_vector<T>& v, std::size_t first_, std::size_t count_)
       : vector(&v), first(first_), count(count_), pieces(v.layout().split(first_, first_ + count_)) {}
