@@ -88,7 +88,7 @@ std::vector<long long> host_data(std::size_t n) {
 }
 
 void run_all(const mg::device_group& g, const std::string& shape) {
-  const std::size_t n = 100003;
+  const std::size_t n = small_run() ? 4099 : 100003;
   const std::vector<long long> data = host_data(n);
   mg::distributed_vector<long long> in(data, g);
   // An output with another layout (first element at index 7 of a longer vector) makes the

@@ -42,6 +42,7 @@ constexpr std::size_t n = (std::size_t{1} << 31) + 17;
 }
 
 TEST(PastTwoToThe31, OneByteElementsOnOneAndThreeSlots) {
+  if (small_run()) GTEST_SKIP() << "MULTIGPU_TEST_SMALL is set (sanitizer runs)";
   std::size_t free_bytes = 0, total_bytes = 0;
   ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
   if (free_bytes < (std::size_t{10} << 30)) GTEST_SKIP() << "needs 10 GiB of free device memory, has " << free_bytes;
