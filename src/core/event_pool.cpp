@@ -5,16 +5,10 @@
 namespace multigpu {
 
 bool event_pool::handle::ready() const {
-  cudaError_t status = cudaEventQuery(event_);
+  cudaError_t status = cudaEventQuery(get());
   if (status == cudaErrorNotReady) return false;
   MULTIGPU_CUDA_TRY(status);
   return true;
-}
-
-void event_pool::handle::reset() noexcept {
-  if (event_) pool_->give_back(device_, event_);
-  event_ = nullptr;
-  pool_ = nullptr;
 }
 
 event_pool::~event_pool() {

@@ -5,7 +5,8 @@ namespace multigpu {
 pinned_buffer::pinned_buffer(std::size_t bytes, mapping map) {
   if (bytes == 0) return;
   unsigned flags = cudaHostAllocPortable | (map == mapping::mapped ? cudaHostAllocMapped : 0u);
-  cudaError_t status = cudaHostAlloc(&data_, bytes, flags);
+  void* data = nullptr;
+  cudaError_t status = cudaHostAlloc(&data, bytes, flags);
   if (status == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
     throw out_of_memory(-1, bytes, 0,
@@ -13,13 +14,7 @@ pinned_buffer::pinned_buffer(std::size_t bytes, mapping map) {
                                        " bytes of host memory (cudaHostAlloc)"));
   }
   MULTIGPU_CUDA_TRY(status);
-  size_ = bytes;
-}
-
-void pinned_buffer::reset() noexcept {
-  if (data_) MULTIGPU_CUDA_REPORT(cudaFreeHost(data_));
-  data_ = nullptr;
-  size_ = 0;
+  memory_ = {data, free_host{bytes}};
 }
 
 bool is_pinned(const void* pointer, std::size_t bytes) {

@@ -5,6 +5,7 @@
 
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/schedule.hpp>
+#include <multigpu/core/unique_handle.hpp>
 
 #include <utility>
 
@@ -13,39 +14,28 @@ namespace multigpu {
 class event {
  public:
   /// Without timing by default: such events are cheaper to record and to wait on.
-  explicit event(int device, unsigned flags = cudaEventDisableTiming) : device_(device) {
+  explicit event(int device, unsigned flags = cudaEventDisableTiming) {
     device_guard guard(device);
-    MULTIGPU_CUDA_TRY(cudaEventCreateWithFlags(&handle_, flags));
+    cudaEvent_t handle = nullptr;
+    MULTIGPU_CUDA_TRY(cudaEventCreateWithFlags(&handle, flags));
+    handle_ = {handle, destroyer{device}};
   }
-  ~event() { reset(); }
-  event(event&& other) noexcept
-      : device_(other.device_), handle_(std::exchange(other.handle_, nullptr)) {}
-  event& operator=(event&& other) noexcept {
-    if (this != &other) {
-      reset();
-      device_ = other.device_;
-      handle_ = std::exchange(other.handle_, nullptr);
-    }
-    return *this;
-  }
-  event(const event&) = delete;
-  event& operator=(const event&) = delete;
 
-  cudaEvent_t get() const noexcept { return handle_; }
-  int device() const noexcept { return device_; }
+  cudaEvent_t get() const noexcept { return handle_.get(); }
+  int device() const noexcept { return handle_.deleter().device; }
 
   void record(cudaStream_t stream) const {
-    MULTIGPU_CUDA_TRY(cudaEventRecord(handle_, stream));
-    detail::schedule_note_record(handle_, stream);
+    MULTIGPU_CUDA_TRY(cudaEventRecord(get(), stream));
+    detail::schedule_note_record(get(), stream);
   }
   /// Makes `stream` (of any device) wait for the work captured by the last record().
   void order_before(cudaStream_t stream) const {
-    MULTIGPU_CUDA_TRY(cudaStreamWaitEvent(stream, handle_, 0));
-    detail::schedule_note_wait(stream, handle_);
+    MULTIGPU_CUDA_TRY(cudaStreamWaitEvent(stream, get(), 0));
+    detail::schedule_note_wait(stream, get());
   }
-  void synchronize() const { MULTIGPU_CUDA_TRY(cudaEventSynchronize(handle_)); }
+  void synchronize() const { MULTIGPU_CUDA_TRY(cudaEventSynchronize(get())); }
   bool ready() const {
-    cudaError_t status = cudaEventQuery(handle_);
+    cudaError_t status = cudaEventQuery(get());
     if (status == cudaErrorNotReady) return false;
     MULTIGPU_CUDA_TRY(status);
     return true;
@@ -53,18 +43,16 @@ class event {
   /// Milliseconds between two timing events (both created without cudaEventDisableTiming).
   static float elapsed_ms(const event& start, const event& stop) {
     float ms = 0;
-    MULTIGPU_CUDA_TRY(cudaEventElapsedTime(&ms, start.handle_, stop.handle_));
+    MULTIGPU_CUDA_TRY(cudaEventElapsedTime(&ms, start.get(), stop.get()));
     return ms;
   }
 
  private:
-  void reset() noexcept {
-    if (handle_) MULTIGPU_CUDA_REPORT(cudaEventDestroy(handle_));
-    handle_ = nullptr;
-  }
-
-  int device_ = 0;
-  cudaEvent_t handle_ = nullptr;
+  struct destroyer {
+    int device = 0;
+    void operator()(cudaEvent_t e) const noexcept { MULTIGPU_CUDA_REPORT(cudaEventDestroy(e)); }
+  };
+  unique_handle<cudaEvent_t, destroyer> handle_;
 };
 
 }  // namespace multigpu

@@ -8,6 +8,7 @@
 
 #include <multigpu/core/error.hpp>
 #include <multigpu/core/schedule.hpp>
+#include <multigpu/core/unique_handle.hpp>
 
 #include <mutex>
 #include <unordered_map>
@@ -22,47 +23,33 @@ class event_pool {
   class handle {
    public:
     handle() = default;
-    handle(handle&& other) noexcept
-        : pool_(std::exchange(other.pool_, nullptr)),
-          device_(other.device_),
-          event_(std::exchange(other.event_, nullptr)) {}
-    handle& operator=(handle&& other) noexcept {
-      if (this != &other) {
-        reset();
-        pool_ = std::exchange(other.pool_, nullptr);
-        device_ = other.device_;
-        event_ = std::exchange(other.event_, nullptr);
-      }
-      return *this;
-    }
-    handle(const handle&) = delete;
-    handle& operator=(const handle&) = delete;
-    ~handle() { reset(); }
-
-    cudaEvent_t get() const noexcept { return event_; }
-    int device() const noexcept { return device_; }
-    explicit operator bool() const noexcept { return event_ != nullptr; }
+    cudaEvent_t get() const noexcept { return event_.get(); }
+    int device() const noexcept { return event_.deleter().device; }
+    explicit operator bool() const noexcept { return static_cast<bool>(event_); }
     /// Records on `stream`, which must belong to this event's device.
     void record(cudaStream_t stream) const {
-      MULTIGPU_CUDA_TRY(cudaEventRecord(event_, stream));
-      detail::schedule_note_record(event_, stream);
+      MULTIGPU_CUDA_TRY(cudaEventRecord(get(), stream));
+      detail::schedule_note_record(get(), stream);
     }
     /// Makes `stream` (any device) wait for the recorded work.
     void order_before(cudaStream_t stream) const {
-      MULTIGPU_CUDA_TRY(cudaStreamWaitEvent(stream, event_, 0));
-      detail::schedule_note_wait(stream, event_);
+      MULTIGPU_CUDA_TRY(cudaStreamWaitEvent(stream, get(), 0));
+      detail::schedule_note_wait(stream, get());
     }
-    void synchronize() const { MULTIGPU_CUDA_TRY(cudaEventSynchronize(event_)); }
+    void synchronize() const { MULTIGPU_CUDA_TRY(cudaEventSynchronize(get())); }
     bool ready() const;
-    void reset() noexcept;
+    /// Returns the event to its pool now.
+    void reset() noexcept { event_.reset(); }
 
    private:
     friend class event_pool;
-    handle(event_pool* pool, int device, cudaEvent_t event)
-        : pool_(pool), device_(device), event_(event) {}
-    event_pool* pool_ = nullptr;
-    int device_ = 0;
-    cudaEvent_t event_ = nullptr;
+    struct give_back_to {
+      event_pool* pool = nullptr;
+      int device = 0;
+      void operator()(cudaEvent_t e) const noexcept { pool->give_back(device, e); }
+    };
+    handle(event_pool* pool, int device, cudaEvent_t event) : event_(event, give_back_to{pool, device}) {}
+    unique_handle<cudaEvent_t, give_back_to> event_;
   };
 
   event_pool() = default;

@@ -4,6 +4,7 @@
 // wraps a stream someone else owns: it is used, never destroyed.
 
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/unique_handle.hpp>
 
 #include <utility>
 
@@ -11,53 +12,37 @@ namespace multigpu {
 
 class stream {
  public:
-  explicit stream(int device) : device_(device) {
+  explicit stream(int device) {
     device_guard guard(device);
-    MULTIGPU_CUDA_TRY(cudaStreamCreateWithFlags(&handle_, cudaStreamNonBlocking));
+    cudaStream_t handle = nullptr;
+    MULTIGPU_CUDA_TRY(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking));
+    handle_ = {handle, destroyer{device, true}};
   }
   /// A stream of `device` that its owner keeps alive and destroys; this object only uses it.
   static stream borrow(int device, cudaStream_t handle) noexcept { return stream(device, handle, false); }
-  ~stream() { reset(); }
-  stream(stream&& other) noexcept
-      : device_(other.device_), handle_(std::exchange(other.handle_, nullptr)), owned_(other.owned_) {}
-  stream& operator=(stream&& other) noexcept {
-    if (this != &other) {
-      reset();
-      device_ = other.device_;
-      handle_ = std::exchange(other.handle_, nullptr);
-      owned_ = other.owned_;
-    }
-    return *this;
-  }
-  stream(const stream&) = delete;
-  stream& operator=(const stream&) = delete;
 
-  cudaStream_t get() const noexcept { return handle_; }
-  int device() const noexcept { return device_; }
+  cudaStream_t get() const noexcept { return handle_.get(); }
+  int device() const noexcept { return handle_.deleter().device; }
   /// False for a borrowed stream.
-  bool owned() const noexcept { return owned_; }
-  void synchronize() const { MULTIGPU_CUDA_TRY(cudaStreamSynchronize(handle_)); }
+  bool owned() const noexcept { return handle_.deleter().owned; }
+  void synchronize() const { MULTIGPU_CUDA_TRY(cudaStreamSynchronize(get())); }
 
  private:
-  stream(int device, cudaStream_t handle, bool owned) noexcept
-      : device_(device), handle_(handle), owned_(owned) {}
-
-  void reset() noexcept {
-    if (!handle_ || !owned_) {
-      handle_ = nullptr;
-      return;
+  struct destroyer {
+    int device = 0;
+    bool owned = true;
+    void operator()(cudaStream_t s) const noexcept {
+      if (!owned) return;
+      int previous = 0;
+      if (cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(device) == cudaSuccess) {
+        MULTIGPU_CUDA_REPORT(cudaStreamDestroy(s));
+        MULTIGPU_CUDA_REPORT(cudaSetDevice(previous));
+      }
     }
-    int previous = 0;
-    if (cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(device_) == cudaSuccess) {
-      MULTIGPU_CUDA_REPORT(cudaStreamDestroy(handle_));
-      MULTIGPU_CUDA_REPORT(cudaSetDevice(previous));
-    }
-    handle_ = nullptr;
-  }
+  };
+  stream(int device, cudaStream_t handle, bool owned) noexcept : handle_(handle, destroyer{device, owned}) {}
 
-  int device_ = 0;
-  cudaStream_t handle_ = nullptr;
-  bool owned_ = true;
+  unique_handle<cudaStream_t, destroyer> handle_;
 };
 
 }  // namespace multigpu

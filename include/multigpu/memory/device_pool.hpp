@@ -5,6 +5,7 @@
 // driver at every synchronisation: repeated operations then allocate at almost no cost.
 
 #include <multigpu/core/error.hpp>
+#include <multigpu/core/unique_handle.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -74,7 +75,7 @@ class device_buffer {
   /// there on `stream`. Host code may read and write it directly once `stream` is idle.
   /// Released (after waiting for `stream`) with cudaFree.
   device_buffer(std::size_t count, managed_memory_t, int device, cudaStream_t stream)
-      : stream_(stream), size_(count), managed_device_(device) {
+      : memory_(nullptr, releaser{nullptr, stream, count, device}) {
     MULTIGPU_EXPECTS(count <= std::numeric_limits<std::size_t>::max() / sizeof(T),
                      detail::concat("device_buffer: ", count, " elements of ", sizeof(T),
                                     " bytes overflow the size type"));
@@ -94,14 +95,14 @@ class device_buffer {
                           detail::concat("device_buffer: cudaMallocManaged of ", bytes, " bytes for device ",
                                          device, " failed: out of memory (", free_bytes, " bytes free)"));
     }
-    data_ = static_cast<T*>(pointer);
+    memory_ = {static_cast<T*>(pointer), releaser{nullptr, stream, count, device}};
     try {
       MULTIGPU_CUDA_TRY(status);
       cudaMemLocation location{};
       location.type = cudaMemLocationTypeDevice;
       location.id = device;
-      MULTIGPU_CUDA_TRY(cudaMemAdvise(data_, bytes, cudaMemAdviseSetPreferredLocation, location));
-      MULTIGPU_CUDA_TRY(cudaMemPrefetchAsync(data_, bytes, location, 0, stream));
+      MULTIGPU_CUDA_TRY(cudaMemAdvise(pointer, bytes, cudaMemAdviseSetPreferredLocation, location));
+      MULTIGPU_CUDA_TRY(cudaMemPrefetchAsync(pointer, bytes, location, 0, stream));
       MULTIGPU_CUDA_TRY(cudaSetDevice(previous));
     } catch (...) {
       release();
@@ -110,63 +111,44 @@ class device_buffer {
     }
   }
   device_buffer(std::size_t count, device_pool& pool, cudaStream_t stream)
-      : pool_(&pool), stream_(stream), size_(count) {
+      : memory_(nullptr, releaser{&pool, stream, count, -1}) {
     MULTIGPU_EXPECTS(count <= std::numeric_limits<std::size_t>::max() / sizeof(T),
                      detail::concat("device_buffer: ", count, " elements of ", sizeof(T),
                                     " bytes overflow the size type"));
-    data_ = static_cast<T*>(pool.allocate(count * sizeof(T), stream));
+    memory_ = {static_cast<T*>(pool.allocate(count * sizeof(T), stream)), releaser{&pool, stream, count, -1}};
   }
-  ~device_buffer() { release(); }
-  device_buffer(device_buffer&& other) noexcept
-      : pool_(std::exchange(other.pool_, nullptr)),
-        stream_(std::exchange(other.stream_, nullptr)),
-        data_(std::exchange(other.data_, nullptr)),
-        size_(std::exchange(other.size_, 0)),
-        managed_device_(std::exchange(other.managed_device_, -1)) {}
-  device_buffer& operator=(device_buffer&& other) noexcept {
-    if (this != &other) {
-      release();
-      pool_ = std::exchange(other.pool_, nullptr);
-      stream_ = std::exchange(other.stream_, nullptr);
-      data_ = std::exchange(other.data_, nullptr);
-      size_ = std::exchange(other.size_, 0);
-      managed_device_ = std::exchange(other.managed_device_, -1);
-    }
-    return *this;
-  }
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-
-  T* data() const noexcept { return data_; }
-  std::size_t size() const noexcept { return size_; }
-  std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
-  cudaStream_t stream() const noexcept { return stream_; }
-  device_pool* pool() const noexcept { return pool_; }
+  T* data() const noexcept { return memory_.get(); }
+  std::size_t size() const noexcept { return memory_ ? memory_.deleter().count : 0; }
+  std::size_t size_bytes() const noexcept { return size() * sizeof(T); }
+  cudaStream_t stream() const noexcept { return memory_.deleter().stream; }
+  device_pool* pool() const noexcept { return memory_.deleter().pool; }
   /// True for managed memory (host code may dereference data() once stream() is idle).
-  bool managed() const noexcept { return managed_device_ >= 0; }
+  bool managed() const noexcept { return memory_.deleter().managed_device >= 0; }
 
-  void release() noexcept {
-    if (data_ && managed()) {
-      // cudaFree is not stream ordered: wait for the work enqueued on the buffer first.
-      int previous = 0;
-      if (cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(managed_device_) == cudaSuccess) {
-        MULTIGPU_CUDA_REPORT(cudaStreamSynchronize(stream_));
-        MULTIGPU_CUDA_REPORT(cudaFree(data_));
-        MULTIGPU_CUDA_REPORT(cudaSetDevice(previous));
-      }
-    } else if (data_) {
-      pool_->deallocate(data_, stream_);
-    }
-    data_ = nullptr;
-    size_ = 0;
-  }
+  /// Gives the memory back now, in stream order for pool memory.
+  void release() noexcept { memory_.reset(); }
 
  private:
-  device_pool* pool_ = nullptr;
-  cudaStream_t stream_ = nullptr;
-  T* data_ = nullptr;
-  std::size_t size_ = 0;
-  int managed_device_ = -1;  ///< the preferred device of managed memory; -1 for pool memory
+  struct releaser {
+    device_pool* pool = nullptr;
+    cudaStream_t stream = nullptr;
+    std::size_t count = 0;
+    int managed_device = -1;  ///< the preferred device of managed memory; -1 for pool memory
+    void operator()(T* p) const noexcept {
+      if (managed_device < 0) {
+        pool->deallocate(p, stream);
+        return;
+      }
+      // cudaFree is not stream ordered: wait for the work enqueued on the buffer first.
+      int previous = 0;
+      if (cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(managed_device) == cudaSuccess) {
+        MULTIGPU_CUDA_REPORT(cudaStreamSynchronize(stream));
+        MULTIGPU_CUDA_REPORT(cudaFree(p));
+        MULTIGPU_CUDA_REPORT(cudaSetDevice(previous));
+      }
+    }
+  };
+  unique_handle<T*, releaser> memory_;
 };
 
 }  // namespace multigpu

@@ -6,6 +6,7 @@
 // which suits small results such as per-device partial sums.
 
 #include <multigpu/core/error.hpp>
+#include <multigpu/core/unique_handle.hpp>
 
 #include <cstddef>
 #include <utility>
@@ -18,29 +19,18 @@ class pinned_buffer {
 
   pinned_buffer() = default;
   explicit pinned_buffer(std::size_t bytes, mapping map = mapping::mapped);
-  ~pinned_buffer() { reset(); }
-  pinned_buffer(pinned_buffer&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
-  pinned_buffer& operator=(pinned_buffer&& other) noexcept {
-    if (this != &other) {
-      reset();
-      data_ = std::exchange(other.data_, nullptr);
-      size_ = std::exchange(other.size_, 0);
-    }
-    return *this;
-  }
-  pinned_buffer(const pinned_buffer&) = delete;
-  pinned_buffer& operator=(const pinned_buffer&) = delete;
 
   /// Under unified virtual addressing the host pointer is also the device pointer of a
   /// mapped buffer, on every device.
-  void* data() const noexcept { return data_; }
-  std::size_t size() const noexcept { return size_; }
+  void* data() const noexcept { return memory_.get(); }
+  std::size_t size() const noexcept { return memory_ ? memory_.deleter().bytes : 0; }
 
  private:
-  void reset() noexcept;
-  void* data_ = nullptr;
-  std::size_t size_ = 0;
+  struct free_host {
+    std::size_t bytes = 0;
+    void operator()(void* p) const noexcept { MULTIGPU_CUDA_REPORT(cudaFreeHost(p)); }
+  };
+  unique_handle<void*, free_host> memory_;
 };
 
 /// True if [pointer, pointer + bytes) is page-locked host memory (allocated or registered
