@@ -3,6 +3,13 @@
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/runtime/detail/group_state.hpp>
 
+#if defined(MULTIGPU_HAS_MPI)
+#include <multigpu/comm/mpi_communicator.hpp>
+#endif
+#if defined(MULTIGPU_HAS_NCCL)
+#include <multigpu/comm/nccl_communicator.hpp>
+#endif
+
 #include <sched.h>
 
 #include <algorithm>
@@ -89,6 +96,25 @@ environment probe_environment(int visible_devices) {
     env.cuda_visible_devices_set = true;
   }
   if (const char* v = std::getenv("CUDA_LAUNCH_BLOCKING")) env.launch_blocking = std::string_view(v) == "1";
+#if defined(MULTIGPU_HAS_MPI)
+  env.mpi_built = true;
+  {
+    // Allowed before MPI_Init: the doctor never starts MPI itself.
+    char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int length = 0;
+    if (MPI_Get_library_version(version, &length) == MPI_SUCCESS) {
+      env.mpi_library.assign(version, static_cast<std::size_t>(std::max(length, 0)));
+      while (!env.mpi_library.empty() && (env.mpi_library.back() == '\n' || env.mpi_library.back() == '\0'))
+        env.mpi_library.pop_back();
+      if (const auto cut = env.mpi_library.find(','); cut != std::string::npos) env.mpi_library.resize(cut);
+    }
+    env.mpi_cuda_aware = mpi_cuda_aware();
+  }
+#endif
+#if defined(MULTIGPU_HAS_NCCL)
+  env.nccl_built = true;
+  env.nccl_version = nccl_runtime_version();
+#endif
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) == 0) env.process_cpus = cpu_list(set);

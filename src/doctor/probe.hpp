@@ -19,6 +19,13 @@ struct environment {
   bool cuda_visible_devices_set = false;
   bool launch_blocking = false;      ///< CUDA_LAUNCH_BLOCKING=1
   std::string process_cpus;          ///< CPUs this process may run on, as a cpulist
+  // The scale-out engines of this build: MPI's library version string and whether it is
+  // CUDA-aware, NCCL's version (e.g. 22803); empty or 0 where not built or not found.
+  bool mpi_built = false;
+  std::string mpi_library;
+  bool mpi_cuda_aware = false;
+  bool nccl_built = false;
+  int nccl_version = 0;
 };
 
 environment probe_environment(int visible_devices);

@@ -98,6 +98,11 @@ json number(double x) {
 json text_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 json int_or_null(int value) { return value >= 0 ? json(value) : json(nullptr); }
 
+// NCCL's version code (major * 10000 + minor * 100 + patch since 2.9) as "2.28.3".
+std::string nccl_version_text(int code) {
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
+}
+
 void write(std::ostream& out, const json& document) { out << document.dump(2) << "\n"; }
 
 }  // namespace
@@ -113,6 +118,13 @@ void print_table(std::ostream& out, const report& r) {
       << (r.env.cuda_visible_devices_set ? "=" + r.env.cuda_visible_devices : std::string("unset"))
       << "; this process runs on CPUs " << or_dash(r.env.process_cpus) << "\n";
   if (r.env.launch_blocking) out << "CUDA_LAUNCH_BLOCKING=1: every launch and copy is synchronous\n";
+  out << "MPI: "
+      << (r.env.mpi_built ? or_dash(r.env.mpi_library) + (r.env.mpi_cuda_aware ? " (CUDA-aware)" : " (not CUDA-aware: host-staged)")
+                          : std::string("not built"))
+      << "; NCCL: "
+      << (!r.env.nccl_built ? std::string("not built")
+                            : r.env.nccl_version > 0 ? nccl_version_text(r.env.nccl_version) : std::string("library not found"))
+      << "\n";
 
   out << "\nDevices\n";
   std::vector<row> rows;
@@ -212,7 +224,11 @@ void print_json(std::ostream& out, const report& r) {
       {"visible_devices", r.env.visible_devices},
       {"cuda_visible_devices", r.env.cuda_visible_devices_set ? json(r.env.cuda_visible_devices) : json(nullptr)},
       {"cuda_launch_blocking", r.env.launch_blocking},
-      {"process_cpus", text_or_null(r.env.process_cpus)}};
+      {"process_cpus", text_or_null(r.env.process_cpus)},
+      {"mpi_library", r.env.mpi_built ? text_or_null(r.env.mpi_library) : json(nullptr)},
+      {"mpi_cuda_aware", r.env.mpi_built ? json(r.env.mpi_cuda_aware) : json(nullptr)},
+      {"nccl_version", r.env.nccl_built && r.env.nccl_version > 0 ? json(nccl_version_text(r.env.nccl_version))
+                                                                   : json(nullptr)}};
 
   json devices = json::array();
   for (const device_info& d : m.devices)

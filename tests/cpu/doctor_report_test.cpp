@@ -33,6 +33,8 @@ doctor::report fabricated() {
   r.env.cuda_visible_devices_set = false;
   r.env.launch_blocking = true;
   r.env.process_cpus = "0-7";
+  r.env.nccl_built = true;
+  r.env.nccl_version = 22803;
   doctor::measurements& m = r.data;
   m.transfer_bytes = std::size_t{8} << 20;
   m.repetitions = 3;
@@ -108,7 +110,8 @@ TEST(DoctorJson, FieldNamesInOrder) {
   EXPECT_EQ(keys(j["options"]), (std::vector<std::string>{"devices", "host_staged", "transfer_bytes", "repetitions"}));
   EXPECT_EQ(keys(j["environment"]),
             (std::vector<std::string>{"cuda_driver_version", "cuda_runtime_version", "visible_devices",
-                                      "cuda_visible_devices", "cuda_launch_blocking", "process_cpus"}));
+                                      "cuda_visible_devices", "cuda_launch_blocking", "process_cpus", "mpi_library",
+                                      "mpi_cuda_aware", "nccl_version"}));
   ASSERT_EQ(j["devices"].size(), 2u);
   for (const ordered_json& d : j["devices"])
     EXPECT_EQ(keys(d), (std::vector<std::string>{"ordinal", "slots", "name", "memory_bytes", "free_memory_bytes",
@@ -153,6 +156,9 @@ TEST(DoctorJson, Values) {
   EXPECT_TRUE(j["environment"]["cuda_visible_devices"].is_null());
   EXPECT_EQ(j["environment"]["cuda_launch_blocking"], true);
   EXPECT_EQ(j["environment"]["process_cpus"], "0-7");
+  EXPECT_TRUE(j["environment"]["mpi_library"].is_null());  // not built in the fabricated report
+  EXPECT_TRUE(j["environment"]["mpi_cuda_aware"].is_null());
+  EXPECT_EQ(j["environment"]["nccl_version"], "2.28.3");
 
   const ordered_json& d0 = j["devices"][0];
   EXPECT_EQ(d0["name"], "GPU \"zero\"\n");
