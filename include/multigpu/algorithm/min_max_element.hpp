@@ -93,4 +93,14 @@ auto max_element(const distributed_vector<T>& v, Less less = {}) {
   return max_element(v.begin(), v.end(), less);
 }
 
+/// Views of parts of vectors.
+template <segmented_range R, class Less = cuda::std::less<>>
+auto min_element(R&& r, Less less = {}) {
+  return multigpu::min_element(std::ranges::begin(r), std::ranges::end(r), less);
+}
+template <segmented_range R, class Less = cuda::std::less<>>
+auto max_element(R&& r, Less less = {}) {
+  return multigpu::max_element(std::ranges::begin(r), std::ranges::end(r), less);
+}
+
 }  // namespace multigpu

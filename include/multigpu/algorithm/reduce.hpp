@@ -58,4 +58,18 @@ T reduce(const distributed_vector<T>& v, std::type_identity_t<T> init, Op op = {
   return reduce_async(v, init, op).get();
 }
 
+/// Views of parts of vectors (std::ranges::subrange of segmented iterators, views::take, ...).
+template <segmented_range R, class Op = cuda::std::plus<>>
+auto reduce_async(R&& r, std::ranges::range_value_t<R> init, Op op = {}) {
+  return multigpu::reduce_async(std::ranges::begin(r), std::ranges::end(r), init, op);
+}
+template <segmented_range R, class Op = cuda::std::plus<>>
+auto reduce(R&& r, std::ranges::range_value_t<R> init, Op op = {}) {
+  return multigpu::reduce(std::ranges::begin(r), std::ranges::end(r), init, op);
+}
+template <segmented_range R>
+auto reduce(R&& r) {
+  return multigpu::reduce(std::ranges::begin(r), std::ranges::end(r), std::ranges::range_value_t<R>{});
+}
+
 }  // namespace multigpu

@@ -124,4 +124,14 @@ void exclusive_scan(const distributed_vector<T>& in, distributed_vector<T>& out,
   exclusive_scan(in.begin(), in.end(), out.begin(), init, op);
 }
 
+/// Views of parts of vectors as the input.
+template <segmented_range R, class T, class Op = cuda::std::plus<>>
+void inclusive_scan(R&& in, segmented_iterator<T, false> out, Op op = {}) {
+  multigpu::inclusive_scan(std::ranges::begin(in), std::ranges::end(in), out, op);
+}
+template <segmented_range R, class T, class Op = cuda::std::plus<>>
+void exclusive_scan(R&& in, segmented_iterator<T, false> out, std::type_identity_t<T> init, Op op = {}) {
+  multigpu::exclusive_scan(std::ranges::begin(in), std::ranges::end(in), out, init, op);
+}
+
 }  // namespace multigpu

@@ -78,4 +78,16 @@ T dot(const distributed_vector<T>& a, const distributed_vector<T>& b) {
   return transform_reduce(a, b, T{}, cuda::std::plus<>{}, cuda::std::multiplies<>{});
 }
 
+/// Views of parts of vectors.
+template <segmented_range R, class U, class Rd, class F>
+U transform_reduce(R&& r, U init, Rd reduce_op, F transform_op) {
+  return multigpu::transform_reduce(std::ranges::begin(r), std::ranges::end(r), init, reduce_op, transform_op);
+}
+template <segmented_range R1, segmented_range R2, class U, class Rd, class C>
+U transform_reduce(R1&& a, R2&& b, U init, Rd reduce_op, C combine_op) {
+  detail::expect_same_length("transform_reduce", std::ranges::size(a), std::ranges::size(b));
+  return multigpu::transform_reduce(std::ranges::begin(a), std::ranges::end(a), std::ranges::begin(b), init, reduce_op,
+                                    combine_op);
+}
+
 }  // namespace multigpu
