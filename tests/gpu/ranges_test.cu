@@ -127,6 +127,41 @@ TYPED_TEST(Ranges, CopyCountEqualTakeViews) {
     }
 }
 
+TYPED_TEST(Ranges, ReductionsScansAndSearchesTakeViews) {
+  using T = TypeParam;
+  for (const auto& s : shapes())
+    for (std::size_t n : sizes(s.group.size(), false)) {
+      SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
+      const auto [a, b] = part(n);
+      // Small integers: sums are exact in double as well.
+      std::vector<T> host(n);
+      for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<T>(static_cast<int>((i * 7919) % 23) - 11);
+      const mg::distributed_vector<T> v(host, s.group);
+      const auto sub = std::ranges::subrange(v.begin() + a, v.begin() + b);
+      EXPECT_EQ(mg::reduce(sub), std::accumulate(host.begin() + a, host.begin() + b, T(0)));
+      EXPECT_EQ(mg::reduce(sub, T(5), cuda::std::plus<>{}), std::accumulate(host.begin() + a, host.begin() + b, T(5)));
+      EXPECT_EQ(mg::reduce_async(sub, T(1), cuda::std::plus<>{}).get(),
+                std::accumulate(host.begin() + a, host.begin() + b, T(1)));
+      EXPECT_EQ(mg::transform_reduce(sub, T(0), cuda::std::plus<>{}, plus_one<T>{}),
+                std::accumulate(host.begin() + a, host.begin() + b, T(0)) + static_cast<T>(b - a));
+      EXPECT_EQ(mg::transform_reduce(sub, sub, T(0), cuda::std::plus<>{}, difference<T>{}), T(0));
+      if (b > a) {
+        const auto lowest = std::min_element(host.begin() + a, host.begin() + b) - host.begin();
+        const auto highest = std::max_element(host.begin() + a, host.begin() + b) - host.begin();
+        EXPECT_EQ(mg::min_element(sub).index(), static_cast<std::size_t>(lowest));
+        EXPECT_EQ(mg::max_element(sub).index(), static_cast<std::size_t>(highest));
+      }
+      mg::distributed_vector<T> out(n, T(0), s.group);
+      std::vector<T> expected(n, T(0));
+      mg::inclusive_scan(std::views::take(v, static_cast<std::ptrdiff_t>(b)), out.begin());
+      std::inclusive_scan(host.begin(), host.begin() + b, expected.begin());
+      EXPECT_TRUE(same_elements(mg::to_vector(out), expected));
+      mg::exclusive_scan(sub, out.begin() + a, T(3));
+      std::exclusive_scan(host.begin() + a, host.begin() + b, expected.begin() + a, T(3));
+      EXPECT_TRUE(same_elements(mg::to_vector(out), expected));
+    }
+}
+
 TYPED_TEST(Ranges, MismatchedViewLengthsAreRefused) {
   using T = TypeParam;
   mg::distributed_vector<T> v(100, T(1), mg::device_group({0, 0, 0}));
