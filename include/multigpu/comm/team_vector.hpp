@@ -123,8 +123,8 @@ class team_vector {
   distributed_vector<T>& local() noexcept { return local_; }
   const distributed_vector<T>& local() const noexcept { return local_; }
   /// This rank's segments (their offset() is local; add offset() for the global index).
-  std::vector<segment_view<T>> segments() { return local_.segments(); }
-  std::vector<segment_view<const T>> segments() const { return local_.segments(); }
+  auto segments() { return local_.segments(); }
+  auto segments() const { return local_.segments(); }
 
  private:
   static constexpr size_type no_global = ~size_type{0};
