@@ -64,7 +64,11 @@ TEST(Overlap, CopyWithinOneVectorIsAMemmove) {
         const std::uint64_t staged = mg::diagnostics::count(mg::diagnostics::path::overlap_staged_copy);
         auto end = mg::copy(src, src + static_cast<std::ptrdiff_t>(s[2]), v.begin() + static_cast<std::ptrdiff_t>(s[1]));
         EXPECT_EQ(end.index(), s[1] + s[2]);
-        EXPECT_EQ(mg::diagnostics::count(mg::diagnostics::path::overlap_staged_copy), staged + 1) << where(sh, n, s);
+        // Only ranges that share elements go through a temporary (a shift by all but one of
+        // n = 2 elements, or by n - 1 of any n, moves one element that is not overwritten).
+        const std::size_t gap = s[0] < s[1] ? s[1] - s[0] : s[0] - s[1];
+        EXPECT_EQ(mg::diagnostics::count(mg::diagnostics::path::overlap_staged_copy), staged + (gap < s[2] ? 1 : 0))
+            << where(sh, n, s);
         std::vector<long long> original = want;
         std::copy(original.begin() + s[0], original.begin() + s[0] + s[2], want.begin() + s[1]);
         EXPECT_TRUE(same_elements(mg::to_vector(v), want)) << where(sh, n, s);

@@ -348,8 +348,8 @@ void exchange_halos(team_vector<T>& v) {
                                std::span<const std::size_t>(send_displs), recv.data(),
                                std::span<const std::size_t>(recv_counts), std::span<const std::size_t>(recv_displs));
   // Each received block goes into the halo storage beside this rank's outer segments.
-  const auto view = v.segments();
-  const std::vector<segment_view<T>> segments(view.begin(), view.end());
+  std::vector<segment_view<T>> segments;
+  for (std::size_t s = 0; s < v.local().segment_count(); ++s) segments.push_back(v.local().segment(s));
   const segment_view<T>* first = nullptr;
   const segment_view<T>* last = nullptr;
   for (const segment_view<T>& s : segments)

@@ -350,6 +350,9 @@ class distributed_vector {
     const std::size_t max_elements = std::numeric_limits<std::size_t>::max() / sizeof(T);
     for (std::size_t s = 0; s < layout.segment_count(); ++s) {
       const std::size_t own = layout.segment_size(s);
+      // Without a halo an oversized segment is the size check's business (std::invalid_argument
+      // naming the size, from device_buffer, as for any vector).
+      if (halo_.width == 0) continue;
       MULTIGPU_EXPECTS_AS(own == 0 || (own <= max_elements && halo_.width <= (max_elements - own) / 2),
                           std::length_error,
                           detail::concat("distributed_vector: a halo of width ", halo_.width, " around segment ", s,
