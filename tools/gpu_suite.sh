@@ -2,7 +2,8 @@
 # Builds on the GPU machine and runs what is asked, leaving logs in $OUT (device runs only).
 # Usage: tools/gpu_suite.sh [targets...] -- [steps...]
 #   targets: CMake targets to build (default: all)
-#   steps:   ctest | ctest:<regex> | mpi | memcheck:<binary>[:<gtest filter>] | bench:<binary>[:<filter>] | readme
+#   steps:   ctest | ctest:<regex> | mpi | memcheck:<binary>[:<gtest filter>] | bench:<binary>[:<filter>] | demo
+#   environment: CMAKE_ARGS (extra configure arguments), MEMCHECK_TIMEOUT, BENCH_TIMEOUT (seconds)
 set -u
 export PATH=/opt/torch/.venv/bin:$PATH
 out=${OUT:-/tmp/out}
@@ -32,13 +33,14 @@ for step in "$@"; do
     mpi) ctest --test-dir build-gpu --output-on-failure -L mpi > "$out/mpi.log" 2>&1; r=$?
            grep -E "tests passed|Total Test time|\*\*\*|Failed|FAILED|Failure" "$out/mpi.log" | tail -30 ;;
     memcheck:*) IFS=: read -r _ bin filter <<< "$step"
-           MULTIGPU_TEST_SMALL=1 timeout 500 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+           MULTIGPU_TEST_SMALL=1 MULTIGPU_NOSYNC_CASES=${MEMCHECK_NOSYNC_CASES:-10} timeout ${MEMCHECK_TIMEOUT:-500} compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
              "build-gpu/tests/$bin" --gtest_brief=1 --gtest_filter="${filter:-*}" > "$out/memcheck_$bin.log" 2>&1; r=$?
            echo "memcheck $bin: rc $r; $(grep -E 'ERROR SUMMARY' "$out/memcheck_$bin.log" | tail -1)" ;;
     bench:*) IFS=: read -r _ bin filter <<< "$step"
-           timeout 500 "build-gpu/benchmarks/$bin" --benchmark_filter="${filter:-.}" --benchmark_out="$out/$bin.json" \
+           timeout ${BENCH_TIMEOUT:-500} "build-gpu/benchmarks/$bin" --benchmark_filter="${filter:-.}" --benchmark_out="$out/$bin.json" \
              --benchmark_out_format=json > "$out/$bin.txt" 2>&1; r=$?
            echo "$bin: rc $r" ;;
+    demo) timeout 120 build-gpu/examples/demo > "$out/demo.log" 2>&1; r=$?; tail -12 "$out/demo.log" ;;
     *) echo "unknown step $step"; r=2 ;;
   esac
   echo "step $step: rc $r in $(( $(date +%s) - t0 ))s"
