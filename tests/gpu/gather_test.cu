@@ -11,22 +11,6 @@ namespace {
 
 using namespace test;
 
-const std::vector<shape>& gather_shapes() {
-  static const std::vector<shape> all = [] {
-    std::vector<shape> s;
-    s.push_back({"{0}", mg::device_group({0})});
-    s.push_back({"{0,0,0}", mg::device_group({0, 0, 0})});
-    s.push_back({"{0 x8}", mg::device_group(std::vector<int>(8, 0))});
-    s.push_back({"{0,0,0} host staged", mg::device_group({0, 0, 0}, {mg::peer_policy::host_staged})});
-    if (mg::visible_device_count() > 1) {
-      s.push_back({"all devices", mg::device_group::all()});
-      s.push_back({"all devices host staged", mg::device_group::all({mg::peer_policy::host_staged})});
-    }
-    return s;
-  }();
-  return all;
-}
-
 std::vector<std::size_t> gather_sizes(std::size_t k) {
   std::vector<std::size_t> n{0, 1, 2, k - 1, k + 1, 1009};
   if (!small_run()) n.push_back((std::size_t{1} << 20) + 7);
@@ -63,7 +47,7 @@ TYPED_TEST_SUITE(Gather, gather_types);
 
 TYPED_TEST(Gather, GatherMatchesTheHostForEveryKindOfMap) {
   using T = TypeParam;
-  for (const auto& s : gather_shapes())
+  for (const auto& s : exchange_shapes())
     for (std::size_t n : gather_sizes(s.group.size())) {
       SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
       const std::size_t k = s.group.size();
@@ -104,7 +88,7 @@ TYPED_TEST(Gather, GatherMatchesTheHostForEveryKindOfMap) {
 
 TYPED_TEST(Gather, ScatterMatchesTheHostAndLeavesOtherElementsAlone) {
   using T = TypeParam;
-  for (const auto& s : gather_shapes())
+  for (const auto& s : exchange_shapes())
     for (std::size_t n : gather_sizes(s.group.size())) {
       SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
       const std::size_t k = s.group.size();
@@ -143,7 +127,7 @@ TYPED_TEST(Gather, ScatterMatchesTheHostAndLeavesOtherElementsAlone) {
 }
 
 TEST(GatherIndexTypes, UnsignedSixtyFourBitMapsAndPermutationsRoundTrip) {
-  for (const auto& s : gather_shapes()) {
+  for (const auto& s : exchange_shapes()) {
     SCOPED_TRACE(s.name);
     const std::size_t n = 100003;
     std::vector<std::size_t> perm(n);
@@ -163,7 +147,7 @@ TEST(GatherIndexTypes, UnsignedSixtyFourBitMapsAndPermutationsRoundTrip) {
 // ---- errors ---------------------------------------------------------------------------------
 
 TEST(GatherErrors, OutOfRangeIndicesNameTheFirstBadPositionAndWriteNothing) {
-  for (const auto& s : gather_shapes()) {
+  for (const auto& s : exchange_shapes()) {
     SCOPED_TRACE(s.name);
     const std::size_t n = 1000;
     const auto input_host = random_vector<int>(n);
@@ -200,7 +184,7 @@ TEST(GatherErrors, OutOfRangeIndicesNameTheFirstBadPositionAndWriteNothing) {
 }
 
 TEST(GatherErrors, LengthsGroupsAndAliasing) {
-  const auto& s = gather_shapes()[1];
+  const auto& s = exchange_shapes()[1];
   mg::distributed_vector<int> input(10, s.group), output(10, s.group), longer(11, s.group);
   mg::distributed_vector<int> elsewhere(10, mg::device_group({0, 0, 0}));
   mg::distributed_vector<int> map(10, 0, s.group);

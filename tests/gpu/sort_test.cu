@@ -13,23 +13,6 @@ namespace {
 
 using namespace test;
 
-/// {0}, {0,0,0}, {0 x8}, host staged, and every device when there are several.
-const std::vector<shape>& sort_shapes() {
-  static const std::vector<shape> all = [] {
-    std::vector<shape> s;
-    s.push_back({"{0}", mg::device_group({0})});
-    s.push_back({"{0,0,0}", mg::device_group({0, 0, 0})});
-    s.push_back({"{0 x8}", mg::device_group(std::vector<int>(8, 0))});
-    s.push_back({"{0,0,0} host staged", mg::device_group({0, 0, 0}, {mg::peer_policy::host_staged})});
-    if (mg::visible_device_count() > 1) {
-      s.push_back({"all devices", mg::device_group::all()});
-      s.push_back({"all devices host staged", mg::device_group::all({mg::peer_policy::host_staged})});
-    }
-    return s;
-  }();
-  return all;
-}
-
 /// 0, 1, fewer than the slots, more, and primes.
 std::vector<std::size_t> sort_sizes(std::size_t k) {
   std::vector<std::size_t> n{0, 1, 2, k - 1, k + 1, 1009};
@@ -132,7 +115,7 @@ TYPED_TEST_SUITE(Sort, sort_key_types);
 
 TYPED_TEST(Sort, SortAndStableSortMatchTheHostOverDistributionsSizesAndShapes) {
   using K = TypeParam;
-  for (const auto& s : sort_shapes())
+  for (const auto& s : exchange_shapes())
     for (std::size_t n : sort_sizes(s.group.size()))
       for (distribution_kind kind : all_distributions) {
         SCOPED_TRACE(testing::Message() << s.name << " n=" << n << " " << name(kind));
@@ -163,7 +146,7 @@ TYPED_TEST(Sort, LargeVectors) {
     const auto host = make_keys<K>(n, distribution_kind::random);
     auto want = host;
     std::stable_sort(want.begin(), want.end(), radix_order<K>{});
-    for (const auto& s : sort_shapes()) {
+    for (const auto& s : exchange_shapes()) {
       if (s.name == "{0}") continue;
       SCOPED_TRACE(s.name);
       mg::distributed_vector<K> v(host, s.group);
@@ -175,7 +158,7 @@ TYPED_TEST(Sort, LargeVectors) {
 
 TYPED_TEST(Sort, DuplicateHeavyKeysSpreadOverTheSlots) {
   using K = TypeParam;
-  const auto& s = sort_shapes()[2];  // {0 x8}
+  const auto& s = exchange_shapes()[2];  // {0 x8}
   const std::size_t k = s.group.size();
   const std::size_t n = 100003;
   for (distribution_kind kind :
@@ -193,7 +176,7 @@ TYPED_TEST(Sort, DuplicateHeavyKeysSpreadOverTheSlots) {
 
 TYPED_TEST(Sort, SortByKeyKeepsEqualKeysInInputOrder) {
   using K = TypeParam;
-  for (const auto& s : sort_shapes())
+  for (const auto& s : exchange_shapes())
     for (std::size_t n : sort_sizes(s.group.size()))
       for (distribution_kind kind : {distribution_kind::random, distribution_kind::two_values}) {
         SCOPED_TRACE(testing::Message() << s.name << " n=" << n << " " << name(kind));
@@ -220,7 +203,7 @@ TYPED_TEST(Sort, SortByKeyKeepsEqualKeysInInputOrder) {
 
 TYPED_TEST(Sort, BoundsAndIsSortedMatchTheHost) {
   using K = TypeParam;
-  for (const auto& s : sort_shapes())
+  for (const auto& s : exchange_shapes())
     for (std::size_t n : sort_sizes(s.group.size())) {
       SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
       // Small integer-valued keys: many duplicates, no NaN (bounds need a strict weak order).
@@ -256,7 +239,7 @@ TYPED_TEST(Sort, BoundsAndIsSortedMatchTheHost) {
 }
 
 TEST(SortLayouts, UnevenLayoutsAndHalosAreKept) {
-  for (const auto& s : sort_shapes()) {
+  for (const auto& s : exchange_shapes()) {
     const std::size_t k = s.group.size();
     for (std::size_t n : {std::size_t{1}, std::size_t{1009}, std::size_t{100003}}) {
       SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
@@ -302,7 +285,7 @@ std::vector<record> make_records(std::size_t n, distribution_kind kind) {
 }
 
 TEST(SortRecords, UserComparatorSortsAndStableSortKeepsOrder) {
-  for (const auto& s : sort_shapes())
+  for (const auto& s : exchange_shapes())
     for (std::size_t n : sort_sizes(s.group.size()))
       for (distribution_kind kind : all_distributions) {
         SCOPED_TRACE(testing::Message() << s.name << " n=" << n << " " << name(kind));
@@ -320,7 +303,7 @@ TEST(SortRecords, UserComparatorSortsAndStableSortKeepsOrder) {
 }
 
 TEST(SortRecords, SortByKeyWithComparatorAndValuesInAnotherLayout) {
-  for (const auto& s : sort_shapes())
+  for (const auto& s : exchange_shapes())
     for (std::size_t n : sort_sizes(s.group.size())) {
       SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
       const auto host = make_records(n, distribution_kind::two_values);
@@ -349,7 +332,7 @@ TEST(SortRecords, SortByKeyWithComparatorAndValuesInAnotherLayout) {
 }
 
 TEST(SortErrors, KeysAndValuesMustMatch) {
-  const auto& s = sort_shapes()[1];
+  const auto& s = exchange_shapes()[1];
   mg::distributed_vector<int> keys(10, s.group);
   mg::distributed_vector<int> shorter(9, s.group);
   mg::distributed_vector<int> elsewhere(10, mg::device_group({0, 0, 0}));

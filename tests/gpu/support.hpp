@@ -77,6 +77,24 @@ inline const std::vector<shape>& shapes() {
   return all;
 }
 
+/// The shapes of the exchange tests (sort, gather, scatter): {0}, {0,0,0}, eight slots of one
+/// GPU (the issue's {0 x8}), host staged, and every device when there are several.
+inline const std::vector<shape>& exchange_shapes() {
+  static const std::vector<shape> all = [] {
+    std::vector<shape> s;
+    s.push_back({"{0}", mg::device_group({0})});
+    s.push_back({"{0,0,0}", mg::device_group({0, 0, 0})});
+    s.push_back({"{0 x8}", mg::device_group(std::vector<int>(8, 0))});
+    s.push_back({"{0,0,0} host staged", mg::device_group({0, 0, 0}, {mg::peer_policy::host_staged})});
+    if (mg::visible_device_count() > 1) {
+      s.push_back({"all devices", mg::device_group::all()});
+      s.push_back({"all devices host staged", mg::device_group::all({mg::peer_policy::host_staged})});
+    }
+    return s;
+  }();
+  return all;
+}
+
 /// MULTIGPU_TEST_SMALL=1 leaves out the largest sizes, for runs under compute-sanitizer.
 inline bool small_run() {
   const char* small = std::getenv("MULTIGPU_TEST_SMALL");

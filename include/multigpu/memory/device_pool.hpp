@@ -4,6 +4,7 @@
 // threshold is set so the pool keeps freed memory for reuse instead of returning it to the
 // driver at every synchronisation: repeated operations then allocate at almost no cost.
 
+#include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/error.hpp>
 #include <multigpu/core/unique_handle.hpp>
 
@@ -81,34 +82,25 @@ class device_buffer {
                                     " bytes overflow the size type"));
     if (count == 0) return;
     const std::size_t bytes = count * sizeof(T);
-    int previous = 0;
-    MULTIGPU_CUDA_TRY(cudaGetDevice(&previous));
-    MULTIGPU_CUDA_TRY(cudaSetDevice(device));
+    device_guard guard(device);  // restores the caller's device on every path
     void* pointer = nullptr;
     const cudaError_t status = cudaMallocManaged(&pointer, bytes, cudaMemAttachGlobal);
     if (status == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
       std::size_t free_bytes = 0, total_bytes = 0;
-      if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) (void)cudaGetLastError();
-      (void)cudaSetDevice(previous);
+      MULTIGPU_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
       throw out_of_memory(device, bytes, free_bytes,
                           detail::concat("device_buffer: cudaMallocManaged of ", bytes, " bytes for device ",
                                          device, " failed: out of memory (", free_bytes, " bytes free)"));
     }
+    MULTIGPU_CUDA_TRY(status);
+    // Owned from here: an error below releases it through the releaser.
     memory_ = {static_cast<T*>(pointer), releaser{nullptr, stream, count, device}};
-    try {
-      MULTIGPU_CUDA_TRY(status);
-      cudaMemLocation location{};
-      location.type = cudaMemLocationTypeDevice;
-      location.id = device;
-      MULTIGPU_CUDA_TRY(cudaMemAdvise(pointer, bytes, cudaMemAdviseSetPreferredLocation, location));
-      MULTIGPU_CUDA_TRY(cudaMemPrefetchAsync(pointer, bytes, location, 0, stream));
-      MULTIGPU_CUDA_TRY(cudaSetDevice(previous));
-    } catch (...) {
-      release();
-      (void)cudaSetDevice(previous);
-      throw;
-    }
+    cudaMemLocation location{};
+    location.type = cudaMemLocationTypeDevice;
+    location.id = device;
+    MULTIGPU_CUDA_TRY(cudaMemAdvise(pointer, bytes, cudaMemAdviseSetPreferredLocation, location));
+    MULTIGPU_CUDA_TRY(cudaMemPrefetchAsync(pointer, bytes, location, 0, stream));
   }
   device_buffer(std::size_t count, device_pool& pool, cudaStream_t stream)
       : memory_(nullptr, releaser{&pool, stream, count, -1}) {

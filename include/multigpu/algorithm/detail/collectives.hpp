@@ -80,9 +80,6 @@ class collective_call {
     }
   }
 
-  group_state& group() noexcept { return g_; }
-  slot_scratch& root() noexcept { return root_; }
-  std::size_t root_slot() const noexcept { return root_slot_; }
   cudaStream_t root_stream() const { return g_.stream(root_slot_); }
   int root_device() const { return g_.device(root_slot_); }
 

@@ -82,7 +82,9 @@ class slot_scratch {
 
 class executor_state;
 
-/// Held for one collective call: the executor's mutex and the owning thread.
+/// Held for one collective call: the executor's mutex and the owning thread. A thread that
+/// already holds it (a reduce_segments callback that starts another collective on the same
+/// group) gets std::logic_error instead of a deadlock or a corrupted arena.
 class executor_lock {
  public:
   explicit executor_lock(executor_state& state);
@@ -101,10 +103,7 @@ class executor_state {
   executor_state(const std::vector<int>& slot_devices, const std::vector<cudaStream_t>& streams,
                  const std::vector<device_pool*>& scratch_pools);
   slot_scratch& slot(std::size_t s) { return *slots_.at(s); }
-  /// Locks the executor for one collective call. A thread that already holds it (a
-  /// reduce_segments callback that starts another collective on the same group) gets
-  /// std::logic_error instead of a deadlock or a corrupted arena.
-  /// (See executor_lock.)
+  /// Bytes held by every slot's scratch, on the devices and pinned on the host.
   std::size_t device_bytes() const noexcept;
   std::size_t host_bytes() const noexcept;
 
