@@ -3,7 +3,11 @@
 # Usage: tools/gpu_suite.sh [targets...] -- [steps...]
 #   targets: CMake targets to build (default: all)
 #   steps:   ctest | ctest:<regex> | mpi | memcheck:<binary>[:<gtest filter>] | bench:<binary>[:<filter>] | demo
-#   environment: CMAKE_ARGS (extra configure arguments), MEMCHECK_TIMEOUT, BENCH_TIMEOUT (seconds)
+#            | sanitize:<tool>[:<binaries, comma separated>]  (every gpu_*_tests, 6 at a time, small sizes)
+#            | nosync:<cases>  (the no-sync differential test's long mode)
+#            | mpibench:<ranks>  (bench_comm under mpirun, every rank on the visible GPUs)
+#   environment: CMAKE_ARGS (extra configure arguments), MEMCHECK_TIMEOUT, BENCH_TIMEOUT,
+#                SANITIZE_TIMEOUT (seconds per binary)
 set -u
 export PATH=/opt/torch/.venv/bin:$PATH
 out=${OUT:-/tmp/out}
@@ -40,6 +44,20 @@ for step in "$@"; do
            timeout ${BENCH_TIMEOUT:-500} "build-gpu/benchmarks/$bin" --benchmark_filter="${filter:-.}" --benchmark_out="$out/$bin.json" \
              --benchmark_out_format=json > "$out/$bin.txt" 2>&1; r=$?
            echo "$bin: rc $r" ;;
+    sanitize:*) IFS=: read -r _ tool list <<< "$step"
+           if [[ -n ${list:-} ]]; then bins=${list//,/ }; else bins=$(cd build-gpu/tests && ls gpu_*_tests); fi
+           mkdir -p "$out/sanitize"
+           export tool out
+           printf '%s\n' $bins | MULTIGPU_TEST_SMALL=1 MULTIGPU_STRESS_CASES=6 MULTIGPU_STRESS_MAX_SIZE=65536 MULTIGPU_NOSYNC_CASES=10 \
+             xargs -P 6 -I{} sh -c 'flags="--report-api-errors no"; [ "$tool" = racecheck ] && flags="$flags --racecheck-report all";
+               timeout ${SANITIZE_TIMEOUT:-400} compute-sanitizer --tool $tool $flags --error-exitcode 9 build-gpu/tests/{} --gtest_brief=1 --gtest_filter="-*OutOfMemory*:*FillsTheCard*" > "$out/sanitize/${tool}_{}.log" 2>&1;
+               echo "$tool {}: rc $? $(grep -E "(ERROR|RACECHECK) SUMMARY" "$out/sanitize/${tool}_{}.log" | tail -1)"'
+           r=$? ;;
+    nosync:*) MULTIGPU_NOSYNC_CASES=${step#nosync:} timeout ${BENCH_TIMEOUT:-500} build-gpu/tests/gpu_nosync_tests --gtest_brief=1 > "$out/nosync.log" 2>&1; r=$?
+           grep -E "cases|PASSED|FAILED|mismatch" "$out/nosync.log" | tail -8 ;;
+    mpibench:*) timeout ${BENCH_TIMEOUT:-500} mpirun --allow-run-as-root --oversubscribe -np "${step#mpibench:}" build-gpu/benchmarks/bench_comm \
+             --benchmark_out="$out/bench_comm_np${step#mpibench:}.json" --benchmark_out_format=json > "$out/bench_comm_np${step#mpibench:}.txt" 2>&1; r=$?
+           echo "bench_comm np${step#mpibench:}: rc $r" ;;
     demo) timeout 120 build-gpu/examples/demo > "$out/demo.log" 2>&1; r=$?; tail -12 "$out/demo.log" ;;
     *) echo "unknown step $step"; r=2 ;;
   esac
