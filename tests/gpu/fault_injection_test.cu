@@ -1,6 +1,8 @@
 // Exceptions in the middle of a call (needs a build with -DMULTIGPU_FAULT_INJECTION=ON;
 // skipped otherwise). For each algorithm and each n, the n-th pool allocation or staging
-// acquisition of the call fails: the call must throw multigpu::out_of_memory, the pools'
+// acquisition of the call fails, or (on a group with worker threads) the n-th slot step run
+// by a worker: the call must throw multigpu::out_of_memory (multigpu::cuda_error for a
+// worker step), the pools'
 // bytes in use must return to what they were, the output of a failed copy must be as it
 // was, and the same call without the fault must then give the host reference's answer.
 // n runs from 1 until the call needs fewer events than n, so every failure point is hit.
@@ -48,7 +50,8 @@ std::size_t used_bytes(const mg::device_group& g) {
 /// `check` then says whether the state is right (after a failure: unchanged outputs where
 /// promised, then after a clean call: the right answer).
 void fail_everywhere(const std::string& name, const mg::device_group& g, fault_site site,
-                     const std::function<void()>& call, const std::function<void()>& check) {
+                     const std::function<void()>& call, const std::function<void()>& check,
+                     bool runs_on_workers = true) {
   SCOPED_TRACE(name);
   std::uint64_t failures = 0;
   for (std::uint64_t n = 1; n < 200; ++n) {
@@ -57,17 +60,25 @@ void fail_everywhere(const std::string& name, const mg::device_group& g, fault_s
     bool threw = false;
     try {
       call();
-    } catch (const mg::out_of_memory& e) {
+    } catch (const std::exception& e) {
+      const bool typed = site == fault_site::worker_step ? dynamic_cast<const mg::cuda_error*>(&e) != nullptr
+                                                         : dynamic_cast<const mg::out_of_memory*>(&e) != nullptr;
+      if (!typed) {
+        mg::testing::inject_fault(site, 0);
+        ADD_FAILURE() << "event " << n << ": threw " << typeid(e).name() << " instead of "
+                      << (site == fault_site::worker_step ? "multigpu::cuda_error" : "multigpu::out_of_memory") << ": "
+                      << e.what();
+        return;
+      }
       threw = true;
       EXPECT_NE(std::string(e.what()).find("injected fault"), std::string::npos) << e.what();
-    } catch (const std::exception& e) {
-      mg::testing::inject_fault(site, 0);
-      ADD_FAILURE() << "event " << n << ": threw " << typeid(e).name() << " instead of multigpu::out_of_memory: "
-                    << e.what();
-      return;
     }
     mg::testing::inject_fault(site, 0);
     if (!threw) {
+      // Algorithms (not copies) run their per-slot steps through the group's dispatch: on
+      // a group with worker threads, at least one of those steps must have been failed.
+      if (site == fault_site::worker_step && runs_on_workers)
+        EXPECT_GT(failures, 0u) << "no worker step ran: the call did not dispatch to the slots' workers";
       check();
       std::printf("%s: %llu failure points\n", name.c_str(), static_cast<unsigned long long>(failures));
       return;
@@ -88,6 +99,8 @@ std::vector<long long> host_data(std::size_t n) {
 }
 
 void run_all(const mg::device_group& g, const std::string& shape) {
+  std::vector<fault_site> sites{fault_site::pool_allocation, fault_site::staging_acquisition};
+  if (g.options().dispatch == mg::dispatch_policy::worker_threads) sites.push_back(fault_site::worker_step);
   const std::size_t n = small_run() ? 4099 : 100003;
   const std::vector<long long> data = host_data(n);
   mg::distributed_vector<long long> in(data, g);
@@ -109,8 +122,10 @@ void run_all(const mg::device_group& g, const std::string& shape) {
     return std::vector<long long>(all.begin() + 7, all.end());
   };
 
-  for (fault_site site : {fault_site::pool_allocation, fault_site::staging_acquisition}) {
-    const std::string where = shape + (site == fault_site::pool_allocation ? ", pool allocation" : ", staging");
+  for (fault_site site : sites) {
+    const std::string where = shape + (site == fault_site::pool_allocation       ? ", pool allocation"
+                                       : site == fault_site::staging_acquisition ? ", staging"
+                                                                                 : ", worker step");
     fail_everywhere("transform, " + where, g, site, [&] { mg::transform(in.cbegin(), in.cend(), out.begin() + 7, triple{}); },
                     [&] { EXPECT_TRUE(same_elements(tail_of_out(), tripled)); });
     fail_everywhere("inclusive_scan, " + where, g, site,
@@ -141,7 +156,7 @@ void run_all(const mg::device_group& g, const std::string& shape) {
                         throw;
                       }
                     },
-                    [&] { EXPECT_TRUE(same_elements(mg::to_vector(other), data)); });
+                    [&] { EXPECT_TRUE(same_elements(mg::to_vector(other), data)); }, false);
     fail_everywhere("shift in place, " + where, g, site,
                     [&] {
                       mg::copy(data.begin(), data.end(), in.begin());
@@ -152,7 +167,8 @@ void run_all(const mg::device_group& g, const std::string& shape) {
                       std::copy_backward(data.begin(), data.end() - 1, want.end());
                       EXPECT_TRUE(same_elements(mg::to_vector(in), want));
                       mg::copy(data.begin(), data.end(), in.begin());
-                    });
+                    },
+                    false);
   }
 }
 
@@ -165,6 +181,7 @@ TEST(FaultInjection, EveryFailurePointThrowsCleansUpAndTheNextCallIsRight) {
   run_all(mg::device_group({0, 0, 0}, {.merge = mg::merge_policy::host_mapped,
                                        .dispatch = mg::dispatch_policy::worker_threads}),
           "{0,0,0} host-mapped merge, worker threads");
+  run_all(mg::device_group({0, 0, 0}, {.dispatch = mg::dispatch_policy::worker_threads}), "{0,0,0} worker threads");
   if (mg::visible_device_count() > 1) run_all(mg::device_group::all(), "all devices");
 }
 

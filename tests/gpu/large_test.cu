@@ -1,7 +1,7 @@
-// Past 2^31 elements: reduce, transform_reduce, transform, an inclusive scan, copy and
-// to_vector over 2^31 + 17 one-byte elements, on one slot (one piece longer than any
-// 32-bit count: CUB's 64-bit dispatch) and on three (global offsets past 2^31). Each result
-// is compared with the host. Needs about 7 GiB of device memory and 6 GiB of host memory;
+// Past 2^31 elements: reduce, transform_reduce, transform, both scans, copy, to_vector and a
+// periodic halo exchange over 2^31 + 17 one-byte elements, on one slot (one piece longer
+// than any 32-bit count: CUB's 64-bit dispatch) and on three (global offsets past 2^31).
+// Each result is compared with the host. Needs about 7 GiB of device memory and 6 GiB of host memory;
 // skipped on smaller machines.
 #include <multigpu/multigpu.hpp>
 
@@ -92,6 +92,36 @@ TEST(PastTwoToThe31, OneByteElementsOnOneAndThreeSlots) {
       byte_t running = 0;
       for (std::size_t i = 0; i < n; ++i) want[i] = running = static_cast<byte_t>(running + host[i]);
       EXPECT_TRUE(same_bytes(mg::to_vector(out), want)) << "inclusive_scan";
+    }
+    {
+      mg::distributed_vector<byte_t> out(n, group);
+      mg::exclusive_scan(v.cbegin(), v.cend(), out.begin(), byte_t{7}, add_bytes{});
+      std::vector<byte_t> want(n);
+      byte_t running = 7;
+      for (std::size_t i = 0; i < n; ++i) {
+        want[i] = running;
+        running = static_cast<byte_t>(running + host[i]);
+      }
+      EXPECT_TRUE(same_bytes(mg::to_vector(out), want)) << "exclusive_scan";
+    }
+    {
+      // A periodic halo of 5 on each side: every segment's halo cells must hold its
+      // neighbours' boundary elements, indices taken modulo n.
+      constexpr std::size_t width = 5;
+      mg::distributed_vector<byte_t> h(n, mg::halo{width, true}, group);
+      mg::copy(host.begin(), host.end(), h.begin());
+      mg::exchange_halos(h);
+      group.synchronize();  // the reads below are plain cudaMemcpy calls, not on the slots' streams
+      for (const auto seg : h.segments()) {
+        if (seg.empty()) continue;
+        std::vector<byte_t> left(width), right(width);
+        ASSERT_EQ(cudaMemcpy(left.data(), seg.data() - width, width, cudaMemcpyDeviceToHost), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(right.data(), seg.data() + seg.size(), width, cudaMemcpyDeviceToHost), cudaSuccess);
+        for (std::size_t j = 0; j < width; ++j) {
+          EXPECT_EQ(left[j], host[(seg.offset() + n - width + j) % n]) << "left halo of slot " << seg.slot() << ", cell " << j;
+          EXPECT_EQ(right[j], host[(seg.offset() + seg.size() + j) % n]) << "right halo of slot " << seg.slot() << ", cell " << j;
+        }
+      }
     }
   }
 }

@@ -4,7 +4,7 @@
 
 #include <multigpu/algorithm/detail/cub_call.hpp>
 #include <multigpu/core/nvtx.hpp>
-#include <multigpu/extension/halo.hpp>
+#include <multigpu/algorithm/detail/halo_exchange.hpp>
 
 #include <cub/device/device_for.cuh>
 
@@ -57,7 +57,7 @@ void stencil_transform(distributed_vector<T>& in, distributed_vector<U>& out, st
                    detail::concat("stencil_transform: the output (", out.size(),
                                   " elements) must have the input's group and layout (", in.size(),
                                   " elements)"));
-  exchange_halos(in);
+  detail::halo_exchange(in);
   for (std::size_t s = 0; s < in.segment_count(); ++s) {
     segment_view<T> seg = in.segment(s);
     if (seg.empty()) continue;

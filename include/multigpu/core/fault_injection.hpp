@@ -1,7 +1,8 @@
 #pragma once
 // Test-only fault injection: makes the n-th pool allocation or the n-th pinned staging
-// acquisition from now on throw multigpu::out_of_memory, so that tests can fail a call in
-// its middle and check that it cleans up. Compiled in only with the CMake option
+// acquisition from now on throw multigpu::out_of_memory, or the n-th step run on a slot's
+// worker thread (dispatch_policy::worker_threads) throw multigpu::cuda_error, so that tests
+// can fail a call in its middle and check that it cleans up. Compiled in only with the CMake option
 // MULTIGPU_FAULT_INJECTION (which defines the macro of that name for the library and its
 // users); otherwise inject_fault has no effect and fault_injection_available() says false.
 
@@ -14,6 +15,7 @@ namespace multigpu::testing {
 enum class fault_site : unsigned {
   pool_allocation,      ///< device_pool::allocate of one byte or more
   staging_acquisition,  ///< staging_pool::acquire (pinned, mapped host blocks)
+  worker_step,          ///< a step run by a slot's worker thread, before it enqueues anything
 };
 
 namespace detail {
@@ -21,7 +23,7 @@ struct fault_counter {
   std::atomic<std::uint64_t> armed{0};  // 0: off; else the event number that fails
   std::atomic<std::uint64_t> seen{0};   // events since the last inject_fault
 };
-inline fault_counter fault_counters[2];
+inline fault_counter fault_counters[3];
 inline fault_counter& counter(fault_site site) noexcept { return fault_counters[static_cast<std::size_t>(site)]; }
 }  // namespace detail
 

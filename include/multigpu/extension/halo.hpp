@@ -1,14 +1,13 @@
 #pragma once
-// Halo exchange: after it, each segment's halo holds copies of its neighbours' boundary
-// elements. Each boundary moves straight from neighbour to neighbour, over a peer link where
-// the route allows and through pinned host memory elsewhere, ordered by events: no host
-// synchronisation and no whole-vector copies. Host-only code (no kernels).
+// Halo exchange for extensions: refreshes the halos of a vector, so that a kernel launched
+// on each segment's stream can read its neighbours' boundary elements at data()[-width] ..
+// data()[size() + width - 1]. The exchange is the executor's halo collective
+// (algorithm/detail/halo_exchange.hpp): peer or host-staged moves between neighbours only,
+// ordered by events, no host synchronisation. Host-only code (no kernels).
 
+#include <multigpu/algorithm/detail/halo_exchange.hpp>
 #include <multigpu/container/distributed_vector.hpp>
-#include <multigpu/container/halo_plan.hpp>
 #include <multigpu/core/nvtx.hpp>
-
-#include <vector>
 
 namespace multigpu {
 
@@ -17,17 +16,8 @@ namespace multigpu {
 /// segment must hold at least halo().width elements (std::invalid_argument otherwise).
 template <class T>
 void exchange_halos(distributed_vector<T>& v) {
-  const halo h = v.halo();
-  if (h.width == 0 || v.empty()) return;
-  const nvtx_range range("exchange_halos", h.width);
-  std::vector<transfer::byte_move> moves;
-  for (const halo_move& m : plan_halo_exchange(v.layout(), h.width, h.periodic)) {
-    const segment_view<T> src = v.segment(m.src_slot);
-    const segment_view<T> dst = v.segment(m.dst_slot);
-    T* target = m.to_left ? dst.data() - h.width : dst.data() + dst.size();
-    moves.push_back({m.src_slot, src.data() + m.src_offset, m.dst_slot, target, m.count * sizeof(T)});
-  }
-  transfer::copy_between(v.group().state(), v.group().state(), moves);
+  const nvtx_range range("exchange_halos", v.size());
+  detail::halo_exchange(v);
 }
 
 }  // namespace multigpu

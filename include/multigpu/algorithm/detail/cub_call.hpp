@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <source_location>
+#include <type_traits>
 
 namespace multigpu::detail {
 
@@ -38,13 +39,24 @@ void cub_call(device_pool& pool, cudaStream_t stream, const char* what, Call&& c
   check_cub(call(static_cast<void*>(temp.data()), bytes), what, where);
 }
 
-/// The same with temporary storage from the slot's persistent scratch: no allocation once
-/// the scratch has grown to the largest request. The step is noted in the schedule.
+/// One address per call type: with the item count, the key of CUB's size query.
 template <class Call>
-void cub_call(slot_scratch& scratch, cudaStream_t stream, const char* what, Call&& call,
+inline constexpr char call_key = 0;
+
+/// The same with temporary storage from the slot's persistent scratch: no allocation once
+/// the scratch has grown to the largest request, and no size query once the slot has seen
+/// this call (the same lambda type: same call site, same types) with the same `shape`.
+/// CUB's temporary size depends only on the types, the item count and the device, so
+/// `shape` is the item count, made distinct for each CUB entry point when one lambda
+/// calls several (a scan with and without a carry). The step is noted in the schedule.
+template <class Call>
+void cub_call(slot_scratch& scratch, cudaStream_t stream, const char* what, std::size_t shape, Call&& call,
               const std::source_location where = std::source_location::current()) {
-  std::size_t bytes = 0;
-  check_cub(call(nullptr, bytes), what, where);
+  std::size_t bytes = scratch.temporary_size(&call_key<std::remove_cvref_t<Call>>, shape, [&] {
+    std::size_t query = 0;
+    check_cub(call(nullptr, query), what, where);
+    return query;
+  });
   check_cub(call(scratch.temporary(bytes), bytes), what, where);
   schedule_note_work(stream, what);
 }

@@ -20,13 +20,13 @@ template <class Traits, class Input, class Transform, class POp, class P>
 void reduce_one_piece(const piece_context& ctx, Input in, Transform transform, POp op, P start, P* out) {
   if constexpr (Traits::commutative) {
     if constexpr (std::is_same_v<Transform, identity_transform>) {
-      cub_call(*ctx.scratch, ctx.stream, "cub::DeviceReduce::Reduce", [&](void* temp, std::size_t& bytes) {
+      cub_call(*ctx.scratch, ctx.stream, "cub::DeviceReduce::Reduce", ctx.count, [&](void* temp, std::size_t& bytes) {
         return with_count(ctx.count, [&](auto n) {
           return cub::DeviceReduce::Reduce(temp, bytes, in, out, n, op, start, ctx.stream);
         });
       });
     } else {
-      cub_call(*ctx.scratch, ctx.stream, "cub::DeviceReduce::TransformReduce", [&](void* temp, std::size_t& bytes) {
+      cub_call(*ctx.scratch, ctx.stream, "cub::DeviceReduce::TransformReduce", ctx.count, [&](void* temp, std::size_t& bytes) {
         return with_count(ctx.count, [&](auto n) {
           return cub::DeviceReduce::TransformReduce(temp, bytes, in, out, n, op, transform, start, ctx.stream);
         });

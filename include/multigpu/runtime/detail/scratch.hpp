@@ -18,6 +18,7 @@
 #include <multigpu/memory/pinned_buffer.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <atomic>
 #include <mutex>
@@ -39,6 +40,17 @@ class slot_scratch {
   /// At least `bytes` of device memory for CUB's temporary storage, valid for work enqueued
   /// on this slot's stream until the next call of temporary().
   void* temporary(std::size_t bytes) { return grow(temporary_, bytes); }
+  /// The temporary-storage size of a CUB call, remembered per (call, item count): `call`
+  /// identifies the call site and its types, `query()` asks CUB when the pair is not known.
+  /// A few entries, direct mapped: steady-state calls skip CUB's size query.
+  template <class Query>
+  std::size_t temporary_size(const void* call, std::size_t items, Query&& query) {
+    size_entry& e = sizes_[(reinterpret_cast<std::uintptr_t>(call) / alignof(std::max_align_t) ^ items) % size_entries];
+    if (e.call == call && e.items == items) return e.bytes;
+    const std::size_t bytes = query();
+    e = {call, items, bytes};
+    return bytes;
+  }
   /// Like temporary(), a second region for a step's own arrays.
   void* auxiliary(std::size_t bytes) { return grow(auxiliary_, bytes); }
   /// Device memory for the partials of a collective rooted at this slot (device route).
@@ -67,6 +79,13 @@ class slot_scratch {
     void* data = nullptr;
     std::size_t capacity = 0;
   };
+  struct size_entry {
+    const void* call = nullptr;
+    std::size_t items = 0;
+    std::size_t bytes = 0;
+  };
+  static constexpr std::size_t size_entries = 16;
+  size_entry sizes_[size_entries]{};
   void* grow(region& r, std::size_t bytes);
 
   int device_;
