@@ -27,11 +27,11 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_transform.cuh>
+#include <cub/util_allocator.cuh>
 #include <cuda/std/functional>
 #include <cuda/std/tuple>
 #include <thrust/iterator/counting_iterator.h>
 
-#include <map>
 
 namespace {
 
@@ -43,40 +43,24 @@ struct saxpy {
   __host__ __device__ T operator()(const T& x, const T& y) const { return a * x + y; }
 };
 
-/// Thrust's temporary storage from a cache: blocks are kept and handed out again by size.
+/// Thrust's temporary storage from CUB's caching allocator: freed blocks are kept per size bin
+/// (powers of two from 256 bytes to 16 GiB, no cap) and handed out again, in stream order.
 class caching_allocator {
  public:
   using value_type = char;
-  caching_allocator() = default;
+  explicit caching_allocator(cudaStream_t stream) : stream_(stream) {}
   caching_allocator(const caching_allocator&) = delete;
   caching_allocator& operator=(const caching_allocator&) = delete;
-  ~caching_allocator() {
-    for (auto& [bytes, p] : free_) cudaFree(p);
-    for (auto& [p, bytes] : used_) cudaFree(p);
-  }
   char* allocate(std::ptrdiff_t n) {
-    const auto bytes = static_cast<std::size_t>(n);
-    auto it = free_.lower_bound(bytes);
-    char* p = nullptr;
-    if (it != free_.end()) {
-      p = it->second;
-      used_.emplace(p, it->first);
-      free_.erase(it);
-      return p;
-    }
-    MULTIGPU_CUDA_TRY(cudaMalloc(&p, bytes));
-    used_.emplace(p, bytes);
-    return p;
+    void* p = nullptr;
+    MULTIGPU_CUDA_TRY(cache_.DeviceAllocate(&p, static_cast<std::size_t>(n), stream_));
+    return static_cast<char*>(p);
   }
-  void deallocate(char* p, std::size_t) {
-    auto it = used_.find(p);
-    free_.emplace(it->second, p);
-    used_.erase(it);
-  }
+  void deallocate(char* p, std::size_t) { MULTIGPU_CUDA_TRY(cache_.DeviceFree(p)); }
 
  private:
-  std::multimap<std::size_t, char*> free_;
-  std::map<char*, std::size_t> used_;
+  cub::CachingDeviceAllocator cache_{2, 8, 34};
+  cudaStream_t stream_;
 };
 
 template <class T>
@@ -121,7 +105,7 @@ void run(benchmark::State& state) {
     MULTIGPU_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     thrust::device_vector<T> tx(n, T(1)), ty(n, T(2)), tout(n);
     auto policy = thrust::cuda::par.on(stream);
-    caching_allocator cache;
+    caching_allocator cache(stream);
     auto cached = thrust::cuda::par_nosync(cache).on(stream);
     T sink{};
     // CUB with temporary storage allocated once, the largest any case needs; the result of a

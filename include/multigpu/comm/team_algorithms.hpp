@@ -259,38 +259,20 @@ bool equal(const team_vector<T>& a, const team_vector<T>& b) {
   return a.team().comm().all_reduce(mine, reduce_op::min) == 1;
 }
 
-/// The whole vector in global order on every rank (an all_gather_v through host memory).
+namespace detail {
+/// Gathers v in global order through host memory to every rank (root < 0, an all_gather_v)
+/// or to `root` alone (a gather; the others get an empty vector), in one all_to_all_v.
 template <class T>
-std::vector<T> to_vector(const team_vector<T>& v) {
+std::vector<T> gather_to_host(const team_vector<T>& v, int root) {
   const std::size_t ranks = static_cast<std::size_t>(v.team().size());
-  std::vector<T> mine = detail::run_collective(v.team(), team_operation::to_vector, sizeof(T),
-                                               [&] { return to_vector(v.local()); });
-  std::vector<T> all(v.size());
-  std::vector<std::size_t> send_counts(ranks, mine.size()), send_displs(ranks, 0), recv_counts(ranks), recv_displs(ranks);
-  for (std::size_t r = 0; r < ranks; ++r) {
-    recv_counts[r] = v.layout().segment_size(r);
-    recv_displs[r] = v.layout().segment_offset(r);
-  }
-  v.team().comm().all_to_all_v(mine.data(), std::span<const std::size_t>(send_counts),
-                               std::span<const std::size_t>(send_displs), all.data(),
-                               std::span<const std::size_t>(recv_counts), std::span<const std::size_t>(recv_displs));
-  return all;
-}
-
-/// The whole vector on rank `root` only (a gather); the other ranks get an empty vector.
-/// Every rank calls it with the same root (std::out_of_range for a root outside the team).
-template <class T>
-std::vector<T> to_vector(const team_vector<T>& v, int root) {
-  MULTIGPU_EXPECTS_AS(root >= 0 && root < v.team().size(), std::out_of_range,
-                      detail::concat("to_vector: root ", root, " is not a rank of a team of size ", v.team().size()));
-  const std::size_t ranks = static_cast<std::size_t>(v.team().size());
-  const bool am_root = v.rank() == root;
-  std::vector<T> mine = detail::run_collective(v.team(), team_operation::to_vector, sizeof(T),
-                                               [&] { return to_vector(v.local()); });
-  std::vector<T> all(am_root ? v.size() : 0);
+  const bool receives = root < 0 || v.rank() == root;
+  std::vector<T> mine = run_collective(v.team(), team_operation::to_vector, sizeof(T),
+                                       [&] { return to_vector(v.local()); });
+  std::vector<T> all(receives ? v.size() : 0);
   std::vector<std::size_t> send_counts(ranks, 0), send_displs(ranks, 0), recv_counts(ranks, 0), recv_displs(ranks, 0);
-  send_counts[static_cast<std::size_t>(root)] = mine.size();
-  if (am_root)
+  for (std::size_t r = 0; r < ranks; ++r)
+    if (root < 0 || r == static_cast<std::size_t>(root)) send_counts[r] = mine.size();
+  if (receives)
     for (std::size_t r = 0; r < ranks; ++r) {
       recv_counts[r] = v.layout().segment_size(r);
       recv_displs[r] = v.layout().segment_offset(r);
@@ -299,6 +281,22 @@ std::vector<T> to_vector(const team_vector<T>& v, int root) {
                                std::span<const std::size_t>(send_displs), all.data(),
                                std::span<const std::size_t>(recv_counts), std::span<const std::size_t>(recv_displs));
   return all;
+}
+}  // namespace detail
+
+/// The whole vector in global order on every rank (an all_gather_v through host memory).
+template <class T>
+std::vector<T> to_vector(const team_vector<T>& v) {
+  return detail::gather_to_host(v, -1);
+}
+
+/// The whole vector on rank `root` only (a gather); the other ranks get an empty vector.
+/// Every rank calls it with the same root (std::out_of_range for a root outside the team).
+template <class T>
+std::vector<T> to_vector(const team_vector<T>& v, int root) {
+  MULTIGPU_EXPECTS_AS(root >= 0 && root < v.team().size(), std::out_of_range,
+                      detail::concat("to_vector: root ", root, " is not a rank of a team of size ", v.team().size()));
+  return detail::gather_to_host(v, root);
 }
 
 /// Refreshes every halo of v: between the local segments of each rank (as the
