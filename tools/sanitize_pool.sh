@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs compute-sanitizer over GPU test binaries in one parallel pool on the GPU machine
+# (device runs only; tests/sanitize is the sequential, CTest-registered form).
+# Usage: tools/sanitize_pool.sh TOOL:BINARY...   (BINARY under build-gpu/tests; TOOL one of
+#        memcheck racecheck synccheck initcheck; "memcheck:all" means every gpu_*_tests)
+# Environment: POOL (parallel runs, default 10), SANITIZE_TIMEOUT (seconds per run, default 150).
+# Small sizes (MULTIGPU_TEST_SMALL=1), and the tests that fill the card are left out.
+set -u
+export PATH=/opt/torch/.venv/bin:$PATH
+out=${OUT:-/tmp/out}
+mkdir -p "$out/sanitize"
+pairs=()
+for arg in "$@"; do
+  tool=${arg%%:*}
+  bin=${arg#*:}
+  if [[ $bin == all ]]; then
+    for path in build-gpu/tests/gpu_*_tests; do pairs+=("$tool:$(basename "$path")"); done
+  else
+    pairs+=("$arg")
+  fi
+done
+export out
+export MULTIGPU_TEST_SMALL=1 MULTIGPU_STRESS_CASES=6 MULTIGPU_STRESS_MAX_SIZE=65536 MULTIGPU_NOSYNC_CASES=10
+printf '%s\n' "${pairs[@]}" | xargs -P "${POOL:-10}" -I{} bash -c '
+  tool=${1%%:*}; bin=${1#*:}; log="$out/sanitize/${tool}_${bin}.log"
+  flags=(--tool "$tool" --error-exitcode 9 --report-api-errors no)
+  [[ $tool == memcheck ]] && flags+=(--leak-check full)
+  [[ $tool == racecheck ]] && flags+=(--racecheck-report all)
+  start=$(date +%s)
+  timeout "${SANITIZE_TIMEOUT:-150}" compute-sanitizer "${flags[@]}" "build-gpu/tests/$bin" --gtest_brief=1 \
+    --gtest_filter="-*OutOfMemory*:*LargerThanTheDevice*" > "$log" 2>&1
+  rc=$?
+  summary=$(grep -E "(ERROR|RACECHECK|LEAK) SUMMARY" "$log" | tail -1)
+  tests=$(grep -E "^\[  (PASSED|SKIPPED)  \]|^\[  FAILED  \]" "$log" | head -3 | paste -sd " " -)
+  printf "%-9s %-30s rc %-3s %4ss  %s  %s\n" "$tool" "$bin" "$rc" "$(( $(date +%s) - start ))" "$summary" "$tests"
+' _ {} | sort | tee "$out/sanitize_summary.txt"
