@@ -33,4 +33,4 @@ printf '%s\n' "${pairs[@]}" | xargs -P "${POOL:-10}" -I{} bash -c '
   summary=$(grep -E "(ERROR|RACECHECK|LEAK) SUMMARY" "$log" | tail -1)
   tests=$(grep -E "^\[  (PASSED|SKIPPED)  \]|^\[  FAILED  \]" "$log" | head -3 | paste -sd " " -)
   printf "%-9s %-30s rc %-3s %4ss  %s  %s\n" "$tool" "$bin" "$rc" "$(( $(date +%s) - start ))" "$summary" "$tests"
-' _ {} | sort | tee "$out/sanitize_summary.txt"
+' _ {} | tee "$out/sanitize_summary.txt"
