@@ -54,6 +54,15 @@ group_state::group_state(std::vector<int> devices, group_options options)
     : slot_devices_(std::move(devices)), options_(options) {
   MULTIGPU_EXPECTS(!slot_devices_.empty(),
                    "device_group: the list of device ids is empty; name at least one device");
+  // Option checks that need no device come first, so that they hold on any machine.
+  if (!options_.resources.empty()) {
+    MULTIGPU_EXPECTS(options_.resources.size() == slot_devices_.size(),
+                     concat("device_group: group_options::resources has ", options_.resources.size(),
+                            " resource(s) for ", slot_devices_.size(), " slot(s); give one per slot"));
+    MULTIGPU_EXPECTS(options_.storage != storage::managed,
+                     "device_group: group_options::resources and storage::managed exclude each other: "
+                     "segments come either from the resources or from cudaMallocManaged");
+  }
   const int visible = device_count_or_throw();
   for (int id : slot_devices_)
     MULTIGPU_EXPECTS(id >= 0 && id < visible,
@@ -258,7 +267,8 @@ std::string group_state::describe() const {
       << " device(s); peer policy "
       << (options_.peers == peer_policy::automatic ? "automatic" : "host staged")
       << "; partials of reductions meet in " << to_string(reduction_merge_) << " memory, of scans in "
-      << to_string(scan_merge_) << " memory\n";
+      << to_string(scan_merge_) << " memory"
+      << (options_.resources.empty() ? "" : "; vector segments from the user's memory resources") << "\n";
   for (std::size_t s = 0; s < size(); ++s) {
     cudaDeviceProp prop{};
     MULTIGPU_CUDA_TRY(cudaGetDeviceProperties(&prop, device(s)));
