@@ -1,6 +1,7 @@
 #include <multigpu/runtime/detail/group_state.hpp>
 
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/schedule.hpp>
 #include <multigpu/transfer/detail/host_stager.hpp>
 
 #include <multigpu/runtime/detail/peer_registry.hpp>
@@ -257,6 +258,27 @@ void group_state::order(std::size_t producer, std::size_t consumer) {
   events_.order(device(producer), stream(producer), stream(consumer));
 }
 
+void group_state::wait(cudaEvent_t event) {
+  MULTIGPU_EXPECTS(event != nullptr, "device_group::wait: the event is null");
+  device_guard guard(device(0));
+  for (std::size_t s = 0; s < size(); ++s) {
+    guard.set(device(s));
+    MULTIGPU_CUDA_TRY(cudaStreamWaitEvent(stream(s), event, 0));
+    schedule_note_wait(stream(s), event);
+  }
+}
+
+void group_state::record(cudaEvent_t event, std::size_t slot) {
+  MULTIGPU_EXPECTS(event != nullptr, "device_group::record: the event is null");
+  // Every other slot's work so far joins `slot`'s stream (a pooled event each, skipped for
+  // slots that share its stream); then one record covers it all.
+  for (std::size_t s = 0; s < size(); ++s)
+    if (s != slot) order(s, slot);
+  device_guard guard(device(slot));
+  MULTIGPU_CUDA_TRY(cudaEventRecord(event, stream(slot)));
+  schedule_note_record(event, stream(slot));
+}
+
 void group_state::synchronize() const {
   for (std::size_t s = 0; s < streams_.size(); ++s) MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream(s)));
 }
@@ -367,6 +389,11 @@ void device_group::order(std::size_t producer, std::size_t consumer) const {
 std::size_t device_group::scratch_bytes() const { return state_->executor().device_bytes(); }
 
 void device_group::synchronize() const { state_->synchronize(); }
+void device_group::wait(cudaEvent_t event) const { state_->wait(event); }
+void device_group::record(cudaEvent_t event, std::size_t slot) const {
+  (void)device(slot);
+  state_->record(event, slot);
+}
 std::string device_group::describe() const { return state_->describe(); }
 
 device_group default_group() {

@@ -96,6 +96,16 @@ class device_group {
   void order(std::size_t producer, std::size_t consumer) const;
   /// Waits for every slot's stream.
   void synchronize() const;
+  /// Makes every slot's stream wait for `event` (recorded by the user on any stream of any
+  /// device), without a host wait: work the group enqueues afterwards starts after it.
+  /// std::invalid_argument for a null event; CUDA errors throw multigpu::cuda_error.
+  void wait(cudaEvent_t event) const;
+  /// Records `event` (created on the device of `slot`) on the stream of `slot` after joining
+  /// every other slot's stream into it, so that `event` completes once all work enqueued
+  /// on the group so far, on every slot, is done. No host wait. std::out_of_range for a slot
+  /// out of range, std::invalid_argument for a null event, multigpu::cuda_error when CUDA
+  /// refuses the record (an event of another device, say).
+  void record(cudaEvent_t event, std::size_t slot = 0) const;
   /// Devices, the P2P matrix (supported / enabled / verified / host staged) and pools.
   std::string describe() const;
 
