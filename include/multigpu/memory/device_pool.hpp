@@ -86,7 +86,7 @@ class device_buffer {
   /// there on `stream`. Host code may read and write it directly once `stream` is idle.
   /// Released (after waiting for `stream`) with cudaFree.
   device_buffer(std::size_t count, managed_memory_t, int device, cudaStream_t stream)
-      : memory_(nullptr, releaser{}) {
+      : memory_(nullptr, releaser{kind::managed, nullptr, {}, stream, count, device}) {
     const std::size_t bytes = bytes_for(count);
     if (count == 0) return;
     device_guard guard(device);  // restores the caller's device on every path
@@ -117,7 +117,7 @@ class device_buffer {
   /// gives nullptr for a request throws multigpu::out_of_memory; one that throws lets its
   /// exception through. The resource must outlive the buffer.
   device_buffer(std::size_t count, device_resource_ref resource, int device, cudaStream_t stream)
-      : memory_(nullptr, releaser{}) {
+      : memory_(nullptr, releaser{kind::resource, nullptr, resource, stream, count, device}) {
     const std::size_t bytes = bytes_for(count);
     if (count == 0) return;
     void* pointer = nullptr;
@@ -140,10 +140,10 @@ class device_buffer {
   cudaStream_t stream() const noexcept { return memory_.deleter().stream; }
   /// The pool of the pool form; nullptr for the other forms.
   device_pool* pool() const noexcept { return memory_.deleter().pool; }
-  /// True for managed memory (host code may dereference data() once stream() is idle).
-  bool managed() const noexcept { return memory_ && memory_.deleter().form == kind::managed; }
-  /// True for memory from a user's resource.
-  bool from_resource() const noexcept { return memory_ && memory_.deleter().form == kind::resource; }
+  /// True for the managed form (host code may dereference data() once stream() is idle).
+  bool managed() const noexcept { return memory_.deleter().form == kind::managed; }
+  /// True for the resource form.
+  bool from_resource() const noexcept { return memory_.deleter().form == kind::resource; }
 
   /// Gives the memory back now, in stream order for pool and resource memory.
   void release() noexcept { memory_.reset(); }

@@ -46,10 +46,11 @@ struct group_options {
   /// Where vector segments come from: one memory resource per slot (several slots may share
   /// one), each allocating memory of its slot's device; empty (the default): the device
   /// pools. Every segment of every vector on the group (temporaries made by algorithms
-  /// included) is taken with allocate_async(bytes, 256, slot stream) with the slot's device
-  /// current, and given back with deallocate_async on the same stream, so destroying a
-  /// vector while its kernels run stays safe. Empty segments ask for nothing. Algorithms'
-  /// own scratch (CUB temporary storage, partials, staging) still comes from the pools.
+  /// included) is taken with allocate_async(bytes, max(256, alignof(T)), slot stream) with
+  /// the slot's device current, and given back with deallocate_async on the same stream, so
+  /// destroying a vector while its kernels run stays safe. Empty segments ask for nothing.
+  /// Algorithms' own scratch (CUB temporary storage, partials, staging) still comes from the
+  /// pools.
   /// The group holds references only: the resources must outlive the group and every
   /// vector on it. std::invalid_argument when the count differs from the number of slots
   /// or with storage::managed. A resource that returns nullptr makes the allocation throw
