@@ -211,4 +211,43 @@ TEST(UserEvents, RecordCoversWorkTheGroupEnqueuedOnEverySlot) {
   }
 }
 
+/// True when node `to` depends on node `from` through the recorded edges.
+bool reaches(const mg::schedule_graph& graph, std::size_t from, std::size_t to) {
+  std::vector<bool> seen(graph.nodes.size(), false);
+  std::vector<std::size_t> pending{from};
+  while (!pending.empty()) {
+    const std::size_t at = pending.back();
+    pending.pop_back();
+    if (at == to) return true;
+    if (seen[at]) continue;
+    seen[at] = true;
+    for (auto [a, b] : graph.edges)
+      if (a == at) pending.push_back(b);
+  }
+  return false;
+}
+
+TEST(UserEvents, RecordThenWaitJoinsEverySlotInTheRecordedSchedule) {
+  // record() on slot 0 and wait() on the same event: in the recorded schedule every step of
+  // the second transform depends on every slot's step of the first, as on the device.
+  const mg::device_group group({0, 0, 0});
+  mg::distributed_vector<long long> v(3000, 1, group);
+  user_event done(0);
+  group.synchronize();
+  mg::schedule_recording recording;
+  mg::transform(v, v, affine_step{});
+  const std::size_t first_round = recording.graph().nodes.size();
+  group.record(done.event, 0);
+  group.wait(done.event);
+  mg::transform(v, v, affine_step{});
+  group.synchronize();
+  const mg::schedule_graph graph = recording.graph();
+  ASSERT_GE(first_round, group.size());
+  ASSERT_GE(graph.nodes.size(), first_round + group.size());
+  for (std::size_t a = 0; a < first_round; ++a)
+    for (std::size_t b = first_round; b < graph.nodes.size(); ++b)
+      EXPECT_TRUE(reaches(graph, a, b)) << "step " << b << " does not follow step " << a;
+  EXPECT_TRUE(same_elements(mg::to_vector(v), std::vector<long long>(3000, 3 * (3 * 1 - 5) - 5)));
+}
+
 }  // namespace
