@@ -12,6 +12,7 @@
 #include <multigpu/runtime/device_group.hpp>
 #include <multigpu/memory/device_pool.hpp>
 #include <multigpu/memory/pinned_buffer.hpp>
+#include <multigpu/memory/resource.hpp>
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/algorithm/copy.hpp>
 #include <multigpu/algorithm/count.hpp>

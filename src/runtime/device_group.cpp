@@ -1,6 +1,7 @@
 #include <multigpu/runtime/detail/group_state.hpp>
 
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/schedule.hpp>
 #include <multigpu/transfer/detail/host_stager.hpp>
 
 #include <multigpu/runtime/detail/peer_registry.hpp>
@@ -54,6 +55,15 @@ group_state::group_state(std::vector<int> devices, group_options options)
     : slot_devices_(std::move(devices)), options_(options) {
   MULTIGPU_EXPECTS(!slot_devices_.empty(),
                    "device_group: the list of device ids is empty; name at least one device");
+  // Option checks that need no device come first, so that they hold on any machine.
+  if (!options_.resources.empty()) {
+    MULTIGPU_EXPECTS(options_.resources.size() == slot_devices_.size(),
+                     concat("device_group: group_options::resources has ", options_.resources.size(),
+                            " resource(s) for ", slot_devices_.size(), " slot(s); give one per slot"));
+    MULTIGPU_EXPECTS(options_.storage != storage::managed,
+                     "device_group: group_options::resources and storage::managed exclude each other: "
+                     "segments come either from the resources or from cudaMallocManaged");
+  }
   const int visible = device_count_or_throw();
   for (int id : slot_devices_)
     MULTIGPU_EXPECTS(id >= 0 && id < visible,
@@ -248,6 +258,27 @@ void group_state::order(std::size_t producer, std::size_t consumer) {
   events_.order(device(producer), stream(producer), stream(consumer));
 }
 
+void group_state::wait(cudaEvent_t event) {
+  MULTIGPU_EXPECTS(event != nullptr, "device_group::wait: the event is null");
+  device_guard guard(device(0));
+  for (std::size_t s = 0; s < size(); ++s) {
+    guard.set(device(s));
+    MULTIGPU_CUDA_TRY(cudaStreamWaitEvent(stream(s), event, 0));
+    schedule_note_wait(stream(s), event);
+  }
+}
+
+void group_state::record(cudaEvent_t event, std::size_t slot) {
+  MULTIGPU_EXPECTS(event != nullptr, "device_group::record: the event is null");
+  // Every other slot's work so far joins `slot`'s stream (a pooled event each, skipped for
+  // slots that share its stream); then one record covers it all.
+  for (std::size_t s = 0; s < size(); ++s)
+    if (s != slot) order(s, slot);
+  device_guard guard(device(slot));
+  MULTIGPU_CUDA_TRY(cudaEventRecord(event, stream(slot)));
+  schedule_note_record(event, stream(slot));
+}
+
 void group_state::synchronize() const {
   for (std::size_t s = 0; s < streams_.size(); ++s) MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream(s)));
 }
@@ -258,7 +289,8 @@ std::string group_state::describe() const {
       << " device(s); peer policy "
       << (options_.peers == peer_policy::automatic ? "automatic" : "host staged")
       << "; partials of reductions meet in " << to_string(reduction_merge_) << " memory, of scans in "
-      << to_string(scan_merge_) << " memory\n";
+      << to_string(scan_merge_) << " memory"
+      << (options_.resources.empty() ? "" : "; vector segments from the user's memory resources") << "\n";
   for (std::size_t s = 0; s < size(); ++s) {
     cudaDeviceProp prop{};
     MULTIGPU_CUDA_TRY(cudaGetDeviceProperties(&prop, device(s)));
@@ -357,6 +389,11 @@ void device_group::order(std::size_t producer, std::size_t consumer) const {
 std::size_t device_group::scratch_bytes() const { return state_->executor().device_bytes(); }
 
 void device_group::synchronize() const { state_->synchronize(); }
+void device_group::wait(cudaEvent_t event) const { state_->wait(event); }
+void device_group::record(cudaEvent_t event, std::size_t slot) const {
+  (void)device(slot);
+  state_->record(event, slot);
+}
 std::string device_group::describe() const { return state_->describe(); }
 
 device_group default_group() {

@@ -1,6 +1,6 @@
 // pool_resource models CCCL's cuda::mr async resource concept (device accessible, not host
 // accessible), so cuda::mr::async_resource_ref can hold it. Checked by the compiler alone.
-#define LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE
+// LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE comes from the multigpu::multigpu target.
 #include <multigpu/memory/resource.hpp>
 
 #include <type_traits>

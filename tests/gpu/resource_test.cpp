@@ -1,7 +1,7 @@
 // pool_resource: allocations through cuda::mr::async_resource_ref come from the group's pool
 // (its used bytes grow and shrink by them), are device memory on the pool's device, and are
 // stream ordered; bad alignments are refused.
-#define LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE
+// LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE comes from the multigpu::multigpu target.
 #include <multigpu/memory/resource.hpp>
 #include <multigpu/runtime/device_group.hpp>
 

@@ -1,6 +1,7 @@
 #pragma once
 // A vector whose elements are sharded over the slots of a device_group: one contiguous
-// segment per slot, each allocated from its device's pool on the slot's stream. Every
+// segment per slot, each allocated on the slot's stream from its device's pool (or from the
+// slot's resource in group_options::resources, or as managed memory with storage::managed). Every
 // operation on a segment is enqueued on that stream, so consecutive operations need no
 // host synchronisation; calls that hand data to the host wait for exactly what they need.
 //
@@ -365,8 +366,11 @@ class distributed_vector {
     for (std::size_t s = 0; s < layout.segment_count(); ++s) {
       const std::size_t own = layout.segment_size(s);
       const std::size_t count = own > 0 ? own + 2 * halo_.width : 0;
-      if (group_.options().storage == storage::managed)
+      const group_options& options = group_.options();
+      if (options.storage == storage::managed)
         buffers.emplace_back(count, managed_memory, group_.device(s), group_.stream(s));
+      else if (!options.resources.empty())
+        buffers.emplace_back(count, options.resources[s], group_.device(s), group_.stream(s));
       else
         buffers.emplace_back(count, group_.pool(s), group_.stream(s));
       if (own > 0 && halo_.width > 0) {

@@ -7,11 +7,15 @@
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/error.hpp>
 #include <multigpu/core/unique_handle.hpp>
+#include <multigpu/memory/resource_ref.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <exception>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -65,79 +69,132 @@ struct managed_memory_t {
 };
 inline constexpr managed_memory_t managed_memory{};
 
-/// An owning, typed, stream-ordered allocation from a device_pool. Move-only; released on
-/// its stream when destroyed, so destroying it while work on it is in flight is safe.
-/// The managed form holds cudaMallocManaged memory instead (see storage::managed).
+/// An owning, typed, stream-ordered device allocation. Move-only; released on its stream
+/// when destroyed, so destroying it while work on it is in flight is safe. Three forms:
+/// - pool: from a device_pool (the default for vector segments and all scratch);
+/// - resource: from a user's memory resource (group_options::resources), allocated with
+///   allocate_async and returned with deallocate_async on the buffer's stream;
+/// - managed: cudaMallocManaged memory (see storage::managed).
 template <class T>
 class device_buffer {
  public:
+  /// The alignment asked of a memory resource: as the pools give, and at least T's.
+  static constexpr std::size_t resource_alignment = alignof(T) > 256 ? alignof(T) : 256;
+
   device_buffer() = default;
   /// `count` elements of managed memory whose preferred location is `device`, prefetched
   /// there on `stream`. Host code may read and write it directly once `stream` is idle.
   /// Released (after waiting for `stream`) with cudaFree.
   device_buffer(std::size_t count, managed_memory_t, int device, cudaStream_t stream)
-      : memory_(nullptr, releaser{nullptr, stream, count, device}) {
-    MULTIGPU_EXPECTS(count <= std::numeric_limits<std::size_t>::max() / sizeof(T),
-                     detail::concat("device_buffer: ", count, " elements of ", sizeof(T),
-                                    " bytes overflow the size type"));
+      : memory_(nullptr, releaser{kind::managed, nullptr, {}, stream, count, device}) {
+    const std::size_t bytes = bytes_for(count);
     if (count == 0) return;
-    const std::size_t bytes = count * sizeof(T);
     device_guard guard(device);  // restores the caller's device on every path
     void* pointer = nullptr;
     const cudaError_t status = cudaMallocManaged(&pointer, bytes, cudaMemAttachGlobal);
     if (status == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
-      std::size_t free_bytes = 0, total_bytes = 0;
-      MULTIGPU_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+      const std::size_t free_bytes = free_bytes_on(device);
       throw out_of_memory(device, bytes, free_bytes,
                           detail::concat("device_buffer: cudaMallocManaged of ", bytes, " bytes for device ",
                                          device, " failed: out of memory (", free_bytes, " bytes free)"));
     }
     MULTIGPU_CUDA_TRY(status);
     // Owned from here: an error below releases it through the releaser.
-    memory_ = {static_cast<T*>(pointer), releaser{nullptr, stream, count, device}};
+    memory_ = {static_cast<T*>(pointer), releaser{kind::managed, nullptr, {}, stream, count, device}};
     cudaMemLocation location{};
     location.type = cudaMemLocationTypeDevice;
     location.id = device;
     MULTIGPU_CUDA_TRY(cudaMemAdvise(pointer, bytes, cudaMemAdviseSetPreferredLocation, location));
     MULTIGPU_CUDA_TRY(cudaMemPrefetchAsync(pointer, bytes, location, 0, stream));
   }
+  /// `count` elements from `pool`, enqueued on `stream` (a stream of the pool's device).
   device_buffer(std::size_t count, device_pool& pool, cudaStream_t stream)
-      : memory_(nullptr, releaser{&pool, stream, count, -1}) {
-    MULTIGPU_EXPECTS(count <= std::numeric_limits<std::size_t>::max() / sizeof(T),
-                     detail::concat("device_buffer: ", count, " elements of ", sizeof(T),
-                                    " bytes overflow the size type"));
-    memory_ = {static_cast<T*>(pool.allocate(count * sizeof(T), stream)), releaser{&pool, stream, count, -1}};
+      : memory_(static_cast<T*>(pool.allocate(bytes_for(count), stream)),
+                releaser{kind::pool, &pool, {}, stream, count, pool.device()}) {}
+  /// `count` elements from `resource` (which allocates on `device`), enqueued on `stream`
+  /// with `device` current. Zero elements asks the resource for nothing. A resource that
+  /// gives nullptr for a request throws multigpu::out_of_memory; one that throws lets its
+  /// exception through. The resource must outlive the buffer.
+  device_buffer(std::size_t count, device_resource_ref resource, int device, cudaStream_t stream)
+      : memory_(nullptr, releaser{kind::resource, nullptr, resource, stream, count, device}) {
+    const std::size_t bytes = bytes_for(count);
+    if (count == 0) return;
+    void* pointer = nullptr;
+    {
+      device_guard guard(device);
+      pointer = resource.allocate_async(bytes, resource_alignment, cuda::stream_ref(stream));
+    }
+    if (pointer == nullptr) {
+      const std::size_t free_bytes = free_bytes_on(device);
+      throw out_of_memory(device, bytes, free_bytes,
+                          detail::concat("device_buffer: the memory resource of device ", device,
+                                         " returned no memory for ", bytes, " bytes (", free_bytes,
+                                         " bytes free on the device)"));
+    }
+    memory_ = {static_cast<T*>(pointer), releaser{kind::resource, nullptr, resource, stream, count, device}};
   }
   T* data() const noexcept { return memory_.get(); }
   std::size_t size() const noexcept { return memory_ ? memory_.deleter().count : 0; }
   std::size_t size_bytes() const noexcept { return size() * sizeof(T); }
   cudaStream_t stream() const noexcept { return memory_.deleter().stream; }
+  /// The pool of the pool form; nullptr for the other forms.
   device_pool* pool() const noexcept { return memory_.deleter().pool; }
-  /// True for managed memory (host code may dereference data() once stream() is idle).
-  bool managed() const noexcept { return memory_.deleter().managed_device >= 0; }
+  /// True for the managed form (host code may dereference data() once stream() is idle).
+  bool managed() const noexcept { return memory_.deleter().form == kind::managed; }
+  /// True for the resource form.
+  bool from_resource() const noexcept { return memory_.deleter().form == kind::resource; }
 
-  /// Gives the memory back now, in stream order for pool memory.
+  /// Gives the memory back now, in stream order for pool and resource memory.
   void release() noexcept { memory_.reset(); }
 
  private:
+  enum class kind { pool, managed, resource };
+
+  static std::size_t bytes_for(std::size_t count) {
+    MULTIGPU_EXPECTS(count <= std::numeric_limits<std::size_t>::max() / sizeof(T),
+                     detail::concat("device_buffer: ", count, " elements of ", sizeof(T),
+                                    " bytes overflow the size type"));
+    return count * sizeof(T);
+  }
+  static std::size_t free_bytes_on(int device) {
+    device_guard guard(device);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    MULTIGPU_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+    return free_bytes;
+  }
+
   struct releaser {
-    device_pool* pool = nullptr;
+    kind form = kind::pool;
+    device_pool* pool = nullptr;                   ///< pool form
+    std::optional<device_resource_ref> resource;   ///< resource form
     cudaStream_t stream = nullptr;
     std::size_t count = 0;
-    int managed_device = -1;  ///< the preferred device of managed memory; -1 for pool memory
+    int device = -1;
     void operator()(T* p) const noexcept {
-      if (managed_device < 0) {
+      if (form == kind::pool) {
         pool->deallocate(p, stream);
         return;
       }
-      // cudaFree is not stream ordered: wait for the work enqueued on the buffer first.
+      // The other forms release with the buffer's device current, as they allocated.
       int previous = 0;
-      if (cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(managed_device) == cudaSuccess) {
+      if (cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) return;
+      if (form == kind::resource) {
+        try {
+          device_resource_ref ref = *resource;  // the ref's members are not const
+          ref.deallocate_async(p, count * sizeof(T), resource_alignment, cuda::stream_ref(stream));
+        } catch (const std::exception& e) {  // noexcept here: report, as for CUDA errors
+          std::fprintf(stderr, "multigpu: the memory resource of device %d threw from deallocate_async: %s\n",
+                       device, e.what());
+        } catch (...) {
+          std::fprintf(stderr, "multigpu: the memory resource of device %d threw from deallocate_async\n", device);
+        }
+      } else {
+        // cudaFree is not stream ordered: wait for the work enqueued on the buffer first.
         MULTIGPU_CUDA_REPORT(cudaStreamSynchronize(stream));
         MULTIGPU_CUDA_REPORT(cudaFree(p));
-        MULTIGPU_CUDA_REPORT(cudaSetDevice(previous));
       }
+      MULTIGPU_CUDA_REPORT(cudaSetDevice(previous));
     }
   };
   unique_handle<T*, releaser> memory_;

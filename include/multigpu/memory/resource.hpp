@@ -4,22 +4,19 @@
 // cuda::mr::async_resource_ref<cuda::mr::device_accessible> (CCCL containers, RMM-style
 // adaptors, your own) can allocate from a group's pools:
 //
-//   #define LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE  // before any CCCL header
 //   #include <multigpu/memory/resource.hpp>
 //   multigpu::pool_resource pool(group.pool(slot));
 //   cuda::mr::async_resource_ref<cuda::mr::device_accessible> ref{pool};
 //   void* p = ref.allocate_async(bytes, 256, group.stream(slot));
 //
-// cuda::mr is experimental in CCCL 3.0, hence the opt-in macro. The resource refers to the
-// pool; it must not outlive the group. Vectors do not take resources yet: their segments
-// come from the pools directly.
-
-#ifndef LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE
-#error "multigpu/memory/resource.hpp needs LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE defined before any CCCL header is included"
-#endif
+// cuda::mr is experimental in CCCL 3.0: the multigpu::multigpu CMake target defines the
+// opt-in macro LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE for its users (see
+// resource_ref.hpp). The resource refers to the pool; it must not outlive the group. A
+// pool_resource (or a resource wrapping one) may also be given to group_options::resources.
 
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/memory/device_pool.hpp>
+#include <multigpu/memory/resource_ref.hpp>
 
 #include <cuda/memory_resource>
 #include <cuda/stream_ref>

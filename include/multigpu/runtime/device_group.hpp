@@ -6,6 +6,7 @@
 // handle tears it down in a safe order.
 
 #include <multigpu/memory/device_pool.hpp>
+#include <multigpu/memory/resource_ref.hpp>
 #include <multigpu/runtime/topology.hpp>
 
 #include <cstddef>
@@ -42,6 +43,20 @@ struct group_options {
   /// the legacy or per-thread default stream, or belongs to another device than its slot.
   std::vector<cudaStream_t> streams{};
   multigpu::storage storage = multigpu::storage::pooled;
+  /// Where vector segments come from: one memory resource per slot (several slots may share
+  /// one), each allocating memory of its slot's device; empty (the default): the device
+  /// pools. Every segment of every vector on the group (temporaries made by algorithms
+  /// included) is taken with allocate_async(bytes, max(256, alignof(T)), slot stream) with
+  /// the slot's device current, and given back with deallocate_async on the same stream, so
+  /// destroying a vector while its kernels run stays safe. Empty segments ask for nothing.
+  /// Algorithms' own scratch (CUB temporary storage, partials, staging) still comes from the
+  /// pools.
+  /// The group holds references only: the resources must outlive the group and every
+  /// vector on it. std::invalid_argument when the count differs from the number of slots
+  /// or with storage::managed. A resource that returns nullptr makes the allocation throw
+  /// multigpu::out_of_memory; one that throws lets its exception through; either way the
+  /// segments already made are given back. deallocate_async must not throw.
+  std::vector<device_resource_ref> resources{};
 };
 
 namespace detail {
@@ -82,6 +97,16 @@ class device_group {
   void order(std::size_t producer, std::size_t consumer) const;
   /// Waits for every slot's stream.
   void synchronize() const;
+  /// Makes every slot's stream wait for `event` (recorded by the user on any stream of any
+  /// device), without a host wait: work the group enqueues afterwards starts after it.
+  /// std::invalid_argument for a null event; CUDA errors throw multigpu::cuda_error.
+  void wait(cudaEvent_t event) const;
+  /// Records `event` (created on the device of `slot`) on the stream of `slot` after joining
+  /// every other slot's stream into it, so that `event` completes once all work enqueued
+  /// on the group so far, on every slot, is done. No host wait. std::out_of_range for a slot
+  /// out of range, std::invalid_argument for a null event, multigpu::cuda_error when CUDA
+  /// refuses the record (an event of another device, say).
+  void record(cudaEvent_t event, std::size_t slot = 0) const;
   /// Devices, the P2P matrix (supported / enabled / verified / host staged) and pools.
   std::string describe() const;
 

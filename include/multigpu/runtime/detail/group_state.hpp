@@ -70,6 +70,9 @@ class group_state {
     return kind == merge_kind::reduction ? reduction_merge_ : scan_merge_;
   }
   void order(std::size_t producer, std::size_t consumer);
+  /// device_group::wait and device_group::record (slot already checked).
+  void wait(cudaEvent_t event);
+  void record(cudaEvent_t event, std::size_t slot);
   void synchronize() const;
   std::string describe() const;
 
