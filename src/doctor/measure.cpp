@@ -62,7 +62,7 @@ timing time_on_stream(int device, cudaStream_t stream, int repetitions, Enqueue&
 // early.
 double time_staged(const device_group& group, std::size_t from, std::size_t to, const void* source,
                    void* destination, std::size_t bytes, int repetitions) {
-  detail::group_state& state = group.state();
+  detail::group_state& state = detail::state_of(group);
   const int device = group.device(to);
   device_guard guard(device);
   event start(device, cudaEventDefault);

@@ -193,7 +193,7 @@ std::vector<slot_pair> plan_pairs(const std::vector<int>& slot_devices) {
 }
 
 std::vector<peer_info> probe_peers(const device_group& group, const std::vector<slot_pair>& pairs) {
-  const peer_matrix& links = group.state().links();
+  const peer_matrix& links = detail::state_of(group).links();
   std::vector<peer_info> out;
   for (const slot_pair& p : pairs) {
     peer_info info;

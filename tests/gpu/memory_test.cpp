@@ -73,7 +73,7 @@ TEST(PinnedBuffer, IsPinnedTellsPinnedFromPageable) {
 
 TEST(StagingPool, BlocksAreReusedAfterTheirFences) {
   mg::device_group g({0, 0});
-  auto& staging = g.state().staging();
+  auto& staging = mg::detail::state_of(g).staging();
   void* first = nullptr;
   {
     auto lease = staging.acquire(1000);

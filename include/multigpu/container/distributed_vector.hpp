@@ -268,12 +268,12 @@ class distributed_vector {
   /// Copies `count` host elements into [first, first + count).
   void upload(size_type first, const T* host, size_type count) {
     auto pieces = device_pieces(first, first + count);
-    transfer::copy_host_to_devices(group_.state(), host, pieces);
+    transfer::copy_host_to_devices(detail::state_of(group_), host, pieces);
   }
   /// Copies [first, first + count) to host memory.
   void download(size_type first, T* host, size_type count) const {
     auto pieces = device_pieces(first, first + count);
-    transfer::copy_devices_to_host(group_.state(), host, pieces);
+    transfer::copy_devices_to_host(detail::state_of(group_), host, pieces);
   }
 
   /// Copies elements [src_first, src_first + count) of `source` (any group, any layout) to
@@ -300,7 +300,7 @@ class distributed_vector {
     for (const transfer::move& m : transfer::plan_moves(from, to))
       moves.push_back({m.src_slot, source.base(m.src_slot) + m.src_offset, m.dst_slot,
                        base(m.dst_slot) + m.dst_offset, m.count * sizeof(T)});
-    transfer::copy_between(source.group_.state(), group_.state(), moves);
+    transfer::copy_between(detail::state_of(source.group_), detail::state_of(group_), moves);
   }
 
   /// Fills [first, last) with value on each segment's stream.

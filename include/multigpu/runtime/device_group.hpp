@@ -59,8 +59,13 @@ struct group_options {
   std::vector<device_resource_ref> resources{};
 };
 
+class device_group;
 namespace detail {
 class group_state;
+/// The shared state behind a group: pools, events, staging, scratch. Internal to the library
+/// (algorithms, transfers, the doctor); extensions go through the public API and the
+/// executor (for_each_segment, reduce_segments, exchange_halos).
+group_state& state_of(const device_group& group) noexcept;
 }
 
 /// A cheap, copyable handle to shared state. A slot is one position in the group: a vector
@@ -110,14 +115,16 @@ class device_group {
   /// Devices, the P2P matrix (supported / enabled / verified / host staged) and pools.
   std::string describe() const;
 
-  detail::group_state& state() const noexcept { return *state_; }
   friend bool operator==(const device_group& a, const device_group& b) noexcept {
     return a.state_ == b.state_;
   }
 
  private:
+  friend detail::group_state& detail::state_of(const device_group& group) noexcept;
   std::shared_ptr<detail::group_state> state_;
 };
+
+inline detail::group_state& detail::state_of(const device_group& group) noexcept { return *group.state_; }
 
 /// The group of every visible GPU, created on first use (thread-safe) and kept for the
 /// life of the process.

@@ -45,7 +45,7 @@ class collective_call {
  public:
   template <class T>
   explicit collective_call(const range_ref<T>& range)
-      : g_(range.group().state()),
+      : g_(detail::state_of(range.group())),
         lock_(g_.executor()),
         pieces_(range.pieces),
         root_slot_(pieces_[0].slot),
@@ -150,7 +150,7 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
                         const P* front = nullptr) {
   if (range.pieces.empty()) return future<T>(fallback);
   const device_group& group = range.group();
-  group_state& g = group.state();
+  group_state& g = detail::state_of(group);
   const std::size_t k = range.pieces.size();
   const std::size_t root = range.pieces[0].slot;
   staging_pool::lease result = g.staging().acquire(sizeof(T));
@@ -201,6 +201,9 @@ void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, 
   const std::size_t k = range.pieces.size();
   if (k == 0) return;
   if (k == 1) {
+    // No collective, but the slot's scratch (CUB's temporary storage and its size cache) is
+    // shared with every other call on the group: hold the executor's lock while using it.
+    executor_lock lock(detail::state_of(range.group()).executor());
     for_each_piece(range, [&](const piece_context& ctx) { scan_piece(ctx, static_cast<const T*>(nullptr)); });
     return;
   }

@@ -126,7 +126,7 @@ template <class T, class Step>
 void for_each_piece(const range_ref<T>& reference, Step&& step) {
   const device_group& group = reference.group();
   if (reference.pieces.empty()) return;
-  group_state& g = group.state();
+  group_state& g = detail::state_of(group);
   auto context = [&](std::size_t i) {
     const auto& p = reference.pieces[i];
     return piece_context{i, p.slot, g.device(p.slot), g.stream(p.slot), &g.pool(p.slot), p.count,
