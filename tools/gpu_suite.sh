@@ -8,10 +8,13 @@
 #            | mpibench:<ranks>  (bench_comm under mpirun, every rank on the visible GPUs)
 #   environment: CMAKE_ARGS (extra configure arguments), MEMCHECK_TIMEOUT, BENCH_TIMEOUT,
 #                SANITIZE_TIMEOUT (seconds per binary)
+# Logs go to $LOGS (default build-gpu/logs); at exit they are packed into one archive,
+# $OUT/gpu_suite_logs.tar.gz, because at most 8 files come back from $OUT.
 set -u
 export PATH=/opt/torch/.venv/bin:$PATH
-out=${OUT:-/tmp/out}
+out=${LOGS:-build-gpu/logs}
 mkdir -p "$out"
+[[ -n ${OUT:-} ]] && trap 'tar czf "$OUT/gpu_suite_logs.tar.gz" -C "$out" . 2> /dev/null' EXIT
 targets=()
 while [[ $# -gt 0 && $1 != -- ]]; do targets+=("$1"); shift; done
 [[ ${1:-} == -- ]] && shift

@@ -2,12 +2,15 @@
 # The no-sync differential test's long mode on the GPU machine, spread over parallel lanes so
 # that 10^5 cases fit in one device call: each lane runs chunks of cases with distinct seeds
 # until its time is up, then the totals are summed from the chunks that finished.
-# Usage: tools/nosync_long.sh SECONDS [LANES_PER_TYPE] [CASES_PER_CHUNK]   (logs in $OUT)
+# Usage: tools/nosync_long.sh SECONDS [LANES_PER_TYPE] [CASES_PER_CHUNK]
+# Logs go to $LOGS/nosync (default build-gpu/logs/nosync); the summary is the last line of
+# stdout. Wait for it with `wait $pid` when run in the background (pgrep -f would also match
+# the shell whose command line names this script).
 set -u
 seconds=${1:?seconds}
 lanes=${2:-3}
 chunk=${3:-2000}
-out=${OUT:-/tmp/out}
+out=${LOGS:-build-gpu/logs}
 mkdir -p "$out/nosync"
 binary=build-gpu/tests/gpu_nosync_tests
 end=$(( $(date +%s) + seconds ))

@@ -5,9 +5,11 @@
 #        memcheck racecheck synccheck initcheck; "memcheck:all" means every gpu_*_tests)
 # Environment: POOL (parallel runs, default 10), SANITIZE_TIMEOUT (seconds per run, default 150).
 # Small sizes (MULTIGPU_TEST_SMALL=1), and the tests that fill the card are left out.
+# Logs go to $LOGS/sanitize (default build-gpu/logs); one line per run on stdout and in
+# $LOGS/sanitize_summary.txt, written as each run ends.
 set -u
 export PATH=/opt/torch/.venv/bin:$PATH
-out=${OUT:-/tmp/out}
+out=${LOGS:-build-gpu/logs}
 mkdir -p "$out/sanitize"
 pairs=()
 for arg in "$@"; do

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The verification after a change, on the GPU machine, in two back-to-back device calls (the
+# second while the first's machine is still warm, so the build is reused):
+#   tools/device_verify.sh suite    build with fault injection, every gpu_ test, the mpi
+#                                   label, the demo                       (about 450 s)
+#   tools/device_verify.sh checks [SECONDS]
+#                                   the scale-out and algorithm benchmarks, then for SECONDS
+#                                   (default 240) the no-sync long mode next to the sanitizer
+#                                   pool: memcheck on every GPU test binary, racecheck,
+#                                   synccheck and initcheck on the kernel-heavy ones
+# Logs stay in build-gpu/logs and come back packed as $OUT/<what>_logs.tar.gz (at most 8
+# files come back from $OUT); the summaries are printed.
+set -u
+export PATH=/opt/torch/.venv/bin:$PATH
+export LOGS=${LOGS:-build-gpu/logs}
+what=${1:?suite or checks}
+here=$(dirname "$0")
+case $what in
+  suite)
+    CMAKE_ARGS="-DMULTIGPU_FAULT_INJECTION=ON ${CMAKE_ARGS:-}" "$here/gpu_suite.sh" -- ctest:'^gpu_' mpi demo ;;
+  checks)
+    seconds=${2:-240}
+    BENCH_TIMEOUT=${BENCH_TIMEOUT:-150} "$here/gpu_suite.sh" bench_comm bench_algorithms bench_merge_routes bench_sort -- \
+      mpibench:1 mpibench:2 mpibench:4 bench:bench_algorithms bench:bench_merge_routes:segment_overhead
+    "$here/nosync_long.sh" "$seconds" 3 1000 > "$LOGS/nosync_summary.txt" 2>&1 &
+    lanes=$!
+    kernels="gpu_concurrency_tests gpu_scan_tests gpu_reduce_tests gpu_sort_tests gpu_gather_tests gpu_schedule_tests"
+    pairs=(memcheck:all)
+    for tool in racecheck synccheck initcheck; do
+      for bin in $kernels; do pairs+=("$tool:$bin"); done
+    done
+    POOL=${POOL:-10} SANITIZE_TIMEOUT=$((seconds - 10)) timeout "$seconds" "$here/sanitize_pool.sh" "${pairs[@]}" > /dev/null 2>&1
+    wait "$lanes"
+    echo "== sanitizers (runs not listed were cut off at ${seconds}s):"
+    cat "$LOGS/sanitize_summary.txt"
+    echo "== no-sync long mode:"
+    tail -5 "$LOGS/nosync_summary.txt" ;;
+  *) echo "usage: $0 suite | checks [SECONDS]" >&2; exit 2 ;;
+esac
+status=$?
+[[ -n ${OUT:-} ]] && tar czf "$OUT/${what}_logs.tar.gz" -C "$LOGS" . 2> /dev/null
+exit $status
