@@ -1,6 +1,6 @@
 // Scale-out costs under mpirun (docs/scale-out.md): the MPI communicator's all_reduce on host
-// and on (staged) device buffers, and team reduce / inclusive_scan against Thrust on the
-// same number of elements on one GPU, in one binary.
+// buffers (against the raw MPI_Allreduce) and on (staged) device buffers, and team reduce /
+// inclusive_scan against Thrust on the same number of elements on one GPU, in one binary.
 //   mpirun -np 4 build/benchmarks/bench_comm
 // Every rank runs every benchmark a fixed number of iterations (collectives must pair up);
 // rank 0 reports. Elements per rank: range(0); bytes per second count every rank's data.
@@ -38,6 +38,17 @@ int device() {
 void all_reduce_host(benchmark::State& state) {
   std::vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
   for (auto _ : state) world().comm().all_reduce(data.data(), data.data(), data.size(), mg::reduce_op::sum);
+  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
+}
+
+// Baseline of the communicator's call: the raw MPI_Allreduce on the same host buffer.
+void raw_mpi_all_reduce_host(benchmark::State& state) {
+  std::vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
+  for (auto _ : state) {
+    const int status = MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_FLOAT, MPI_SUM,
+                                     MPI_COMM_WORLD);
+    if (status != MPI_SUCCESS) state.SkipWithError("MPI_Allreduce failed");
+  }
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
 }
 
@@ -83,18 +94,24 @@ void thrust_inclusive_scan(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float));
 }
 
+// Collectives move whole buffers through host memory: up to 2^24 elements per rank.
 void sizes(benchmark::internal::Benchmark* b) {
   b->Iterations(iterations)->Unit(benchmark::kMicrosecond)->Arg(1)->Arg(1 << 10)->Arg(1 << 20)->Arg(1 << 24);
+}
+// Team algorithms move one partial per rank: up to 2^28 elements per rank.
+void team_sizes(benchmark::internal::Benchmark* b) {
+  b->Iterations(iterations)->Unit(benchmark::kMicrosecond)->Arg(1 << 10)->Arg(1 << 16)->Arg(1 << 24)->Arg(1 << 28);
 }
 
 }  // namespace
 
 BENCHMARK(all_reduce_host)->Apply(sizes);
+BENCHMARK(raw_mpi_all_reduce_host)->Apply(sizes);
 BENCHMARK(all_reduce_device)->Apply(sizes);
-BENCHMARK(team_reduce)->Apply(sizes);
-BENCHMARK(thrust_reduce)->Apply(sizes);
-BENCHMARK(team_inclusive_scan)->Apply(sizes);
-BENCHMARK(thrust_inclusive_scan)->Apply(sizes);
+BENCHMARK(team_reduce)->Apply(team_sizes);
+BENCHMARK(thrust_reduce)->Apply(team_sizes);
+BENCHMARK(team_inclusive_scan)->Apply(team_sizes);
+BENCHMARK(thrust_inclusive_scan)->Apply(team_sizes);
 
 namespace {
 class silent_reporter : public benchmark::BenchmarkReporter {
