@@ -21,7 +21,8 @@ case $what in
   checks)
     seconds=${2:-240}
     BENCH_TIMEOUT=${BENCH_TIMEOUT:-150} "$here/gpu_suite.sh" bench_comm bench_algorithms bench_merge_routes bench_sort -- \
-      mpibench:1 mpibench:2 mpibench:4 bench:bench_algorithms bench:bench_merge_routes:segment_overhead
+      mpibench:1 mpibench:2 mpibench:4 'bench:bench_algorithms:<float>/(65536|1048576|16777216|268435456)/(1|4)/' \
+      bench:bench_merge_routes:segment_overhead
     "$here/nosync_long.sh" "$seconds" 3 1000 > "$LOGS/nosync_summary.txt" 2>&1 &
     lanes=$!
     kernels="gpu_concurrency_tests gpu_scan_tests gpu_reduce_tests gpu_sort_tests gpu_gather_tests gpu_schedule_tests"
