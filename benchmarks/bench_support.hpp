@@ -81,6 +81,23 @@ inline void report(benchmark::State& state, double bytes_per_call, double ours_m
   if (thrust_ms_total > 0) state.counters["thrust_ms"] = benchmark::Counter(thrust_ms_total / static_cast<double>(calls));
 }
 
+/// The loop of a benchmark with one Thrust baseline: every iteration times `ours` across the
+/// group and `theirs` on `stream`, reports ours as the manual time, then the figures.
+template <class Ours, class Theirs>
+void time_against_thrust(benchmark::State& state, const mg::device_group& g, cudaStream_t stream, Ours&& ours,
+                         Theirs&& theirs, double bytes_per_call) {
+  double ours_ms = 0, thrust_ms = 0;
+  std::int64_t calls = 0;
+  for (auto _ : state) {
+    const double mine = time_group_ms(g, ours);
+    thrust_ms += time_stream_ms(stream, theirs);
+    ours_ms += mine;
+    ++calls;
+    state.SetIterationTime(mine / 1000.0);
+  }
+  report(state, bytes_per_call, ours_ms, thrust_ms, calls);
+}
+
 inline bool skip_without_gpu(benchmark::State& state) {
   if (mg::visible_device_count() > 0) return false;
   state.SkipWithError("no CUDA device is visible");

@@ -71,16 +71,7 @@ void stencil(benchmark::State& state) {
       ours();
       theirs();
     }
-    double ours_ms = 0, thrust_ms = 0;
-    std::int64_t calls = 0;
-    for (auto _ : state) {
-      const double mine = time_group_ms(g, ours);
-      thrust_ms += time_stream_ms(stream, theirs);
-      ours_ms += mine;
-      ++calls;
-      state.SetIterationTime(mine / 1000.0);
-    }
-    report(state, 2.0 * n * sizeof(float), ours_ms, thrust_ms, calls);
+    time_against_thrust(state, g, stream, ours, theirs, 2.0 * n * sizeof(float));
     MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream));
     MULTIGPU_CUDA_TRY(cudaStreamDestroy(stream));
   }

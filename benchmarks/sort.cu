@@ -166,17 +166,8 @@ void by_index(benchmark::State& state) {
     }
     g.synchronize();
     MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream));
-    double ours_ms = 0, thrust_ms = 0;
-    std::int64_t calls = 0;
-    for (auto _ : state) {
-      const double mine = time_group_ms(g, ours);
-      thrust_ms += time_stream_ms(stream, theirs);
-      ours_ms += mine;
-      ++calls;
-      state.SetIterationTime(mine / 1000.0);
-    }
     // Effective bytes: the map read, one element read and one written per index.
-    report(state, double(n) * (sizeof(int) + 2 * sizeof(T)), ours_ms, thrust_ms, calls);
+    time_against_thrust(state, g, stream, ours, theirs, double(n) * (sizeof(int) + 2 * sizeof(T)));
     MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream));
     MULTIGPU_CUDA_TRY(cudaStreamDestroy(stream));
   }
