@@ -96,7 +96,7 @@ void dispatch_policy_cost(benchmark::State& state) {
 /// The cost of one more segment: host wall time of one call on 2^16 floats (blocking: a
 /// reduction returns its value, other calls are followed by a synchronisation) over 1, 2, 4
 /// and 8 slots of GPU 0. Per extra segment = (t(k) - t(1)) / (k - 1), from the JSON.
-/// Arguments: {shape, dispatch (0 caller thread, 1 worker threads), algorithm}.
+/// Arguments: {shape, dispatch (0 caller thread, 1 worker threads, 2 graph replay), algorithm}.
 /// Algorithms: 0 reduce, 1 dot, 2 transform_reduce (count_if), 3 inclusive_scan,
 /// 4 exclusive_scan, 5 transform, 6 fill, 7 copy.
 struct is_positive {
@@ -110,12 +110,14 @@ void segment_overhead(benchmark::State& state) {
   if (skip_without_gpu(state)) return;
   const std::size_t n = std::size_t{1} << 16;
   mg::group_options options;
-  options.dispatch = state.range(1) ? mg::dispatch_policy::worker_threads : mg::dispatch_policy::caller_thread;
+  static const mg::dispatch_policy policies[] = {mg::dispatch_policy::caller_thread,
+                                                 mg::dispatch_policy::worker_threads, mg::dispatch_policy::graph};
+  static const char* policy_names[] = {", caller thread", ", worker threads", ", graph replay"};
+  options.dispatch = policies[state.range(1)];
   const mg::device_group g = group_for(state.range(0), options);
   static const char* names[] = {"reduce", "dot", "count_if", "inclusive_scan", "exclusive_scan", "transform", "fill", "copy"};
   const int algorithm = static_cast<int>(state.range(2));
-  state.SetLabel(shape_name(state.range(0)) + ", " + names[algorithm] +
-                 (state.range(1) ? ", worker threads" : ", caller thread"));
+  state.SetLabel(shape_name(state.range(0)) + ", " + names[algorithm] + policy_names[state.range(1)]);
   {
     mg::distributed_vector<float> x(n, 1.0f, g), y(n, 2.0f, g), z(n, g);
     float sink = 0;
@@ -191,7 +193,7 @@ BENCHMARK(dispatch_policy_cost)
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(0.05);
 BENCHMARK(segment_overhead)
-    ->ArgsProduct({{1, 2, 4, 8}, {0, 1}, {0, 1, 2, 3, 4, 5, 6, 7}})
+    ->ArgsProduct({{1, 2, 4, 8}, {0, 1, 2}, {0, 1, 2, 3, 4, 5, 6, 7}})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(0.05);

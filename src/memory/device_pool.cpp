@@ -1,5 +1,6 @@
 #include <multigpu/memory/device_pool.hpp>
 
+#include <multigpu/core/capture.hpp>
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/fault_injection.hpp>
 
@@ -74,6 +75,7 @@ device_pool::~device_pool() {
 
 void* device_pool::allocate(std::size_t bytes, cudaStream_t stream) {
   if (bytes == 0) return nullptr;
+  detail::refuse_during_capture(true);
 #ifdef MULTIGPU_FAULT_INJECTION
   if (testing::fault_due(testing::fault_site::pool_allocation))
     throw out_of_memory(device_, bytes, 0,

@@ -1,4 +1,5 @@
 #include <multigpu/memory/staging_pool.hpp>
+#include <multigpu/core/capture.hpp>
 #include <multigpu/core/fault_injection.hpp>
 
 #include <bit>
@@ -61,6 +62,7 @@ void staging_pool::lease::reset() noexcept {
 }
 
 staging_pool::lease staging_pool::acquire(std::size_t bytes) {
+  detail::refuse_during_capture(true);
   std::size_t size = std::bit_ceil(std::max<std::size_t>(bytes, 4096));
 #ifdef MULTIGPU_FAULT_INJECTION
   if (testing::fault_due(testing::fault_site::staging_acquisition))

@@ -4,6 +4,7 @@
 #include <multigpu/core/schedule.hpp>
 #include <multigpu/transfer/detail/host_stager.hpp>
 
+#include <multigpu/runtime/detail/graph_replay.hpp>
 #include <multigpu/runtime/detail/peer_registry.hpp>
 
 #include <algorithm>
@@ -138,6 +139,7 @@ group_state::group_state(std::vector<int> devices, group_options options)
   }
   if (options_.dispatch == dispatch_policy::worker_threads)
     workers_ = std::make_unique<slot_workers>(slot_devices_);
+  if (options_.dispatch == dispatch_policy::graph) graphs_ = std::make_unique<graph_replay>(*this);
   reduction_merge_ = choose_merge_route(options_.merge, options_.peers, slot_devices_, 0, links_, merge_kind::reduction);
   scan_merge_ = choose_merge_route(options_.merge, options_.peers, slot_devices_, 0, links_, merge_kind::scan);
 }
@@ -215,6 +217,7 @@ group_state::~group_state() {
   // peer access this group holds, and last destroy events and streams (members below).
   workers_.reset();
   for (std::size_t s = 0; s < streams_.size(); ++s) MULTIGPU_CUDA_REPORT(cudaStreamSynchronize(stream(s)));
+  graphs_.reset();
   executor_.reset();
   stager_.reset();
   staging_.release_free();

@@ -1,5 +1,6 @@
 #include <multigpu/runtime/detail/scratch.hpp>
 
+#include <multigpu/core/capture.hpp>
 #include <multigpu/core/device_guard.hpp>
 
 #include <algorithm>
@@ -7,8 +8,9 @@
 
 namespace multigpu::detail {
 
-slot_scratch::slot_scratch(int device, cudaStream_t stream, device_pool& pool)
-    : device_(device), stream_(stream), pool_(&pool), fork_(device), done_(device) {
+slot_scratch::slot_scratch(int device, cudaStream_t stream, device_pool& pool,
+                           std::atomic<std::uint64_t>& generation)
+    : generation_(&generation), device_(device), stream_(stream), pool_(&pool), fork_(device), done_(device) {
   MULTIGPU_CUDA_TRY(cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, device));
 }
 
@@ -19,6 +21,7 @@ slot_scratch::~slot_scratch() {
 
 void* slot_scratch::grow(region& r, std::size_t bytes) {
   if (bytes <= r.capacity) return r.data;
+  refuse_during_capture(false);
   // Geometric growth, in 4 KiB steps, so that a sequence of growing sizes reallocates
   // O(log n) times.
   std::size_t capacity = std::max(bytes, 2 * r.capacity);
@@ -28,13 +31,16 @@ void* slot_scratch::grow(region& r, std::size_t bytes) {
   pool_->deallocate(r.data, stream_);  // after every earlier use on this stream
   r.data = fresh;
   r.capacity = capacity;
+  ++*generation_;
   return fresh;
 }
 
 void* slot_scratch::mapped_partials(std::size_t bytes) {
   if (!mapped_.empty() && mapped_.back().size() >= bytes) return mapped_.back().data();
+  refuse_during_capture(false);
   std::size_t capacity = std::max<std::size_t>({bytes, 4096, mapped_.empty() ? 0 : 2 * mapped_.back().size()});
   mapped_.emplace_back(capacity, pinned_buffer::mapping::mapped);
+  ++*generation_;
   return mapped_.back().data();
 }
 
@@ -48,7 +54,7 @@ executor_state::executor_state(const std::vector<int>& slot_devices, const std::
                                const std::vector<device_pool*>& scratch_pools) {
   slots_.reserve(slot_devices.size());
   for (std::size_t s = 0; s < slot_devices.size(); ++s)
-    slots_.push_back(std::make_unique<slot_scratch>(slot_devices[s], streams[s], *scratch_pools[s]));
+    slots_.push_back(std::make_unique<slot_scratch>(slot_devices[s], streams[s], *scratch_pools[s], generation_));
 }
 
 executor_lock::executor_lock(executor_state& state) : state_(&state) {

@@ -177,6 +177,7 @@ TEST(FaultInjection, EveryFailurePointThrowsCleansUpAndTheNextCallIsRight) {
     GTEST_SKIP() << "built without -DMULTIGPU_FAULT_INJECTION=ON";
   run_all(mg::device_group({0, 0, 0}), "{0,0,0}");
   run_all(mg::device_group({0, 0, 0}, {.dispatch = mg::dispatch_policy::worker_threads}), "{0,0,0} worker threads");
+  run_all(mg::device_group({0, 0, 0}, {.dispatch = mg::dispatch_policy::graph}), "{0,0,0} graph");
   if (small_run()) return;  // under a sanitizer: the plain and the worker-thread shapes only
   run_all(mg::device_group({0, 0, 0}, {mg::peer_policy::host_staged}), "{0,0,0} host staged");
   run_all(mg::device_group({0, 0, 0}, {.merge = mg::merge_policy::device}), "{0,0,0} device merge");

@@ -68,6 +68,7 @@ std::vector<group_choice> make_groups() {
   g.push_back({"{0,0} host staged", mg::device_group({0, 0}, staged)});
   g.push_back({"{0,0,0,0} host mapped", mg::device_group({0, 0, 0, 0}, mapped)});
   g.push_back({"{0,0,0} workers", mg::device_group({0, 0, 0}, workers)});
+  g.push_back({"{0,0,0} graph", mg::device_group({0, 0, 0}, {.dispatch = mg::dispatch_policy::graph})});
   if (mg::visible_device_count() > 1) g.push_back({"all", mg::device_group::all()});
   return g;
 }

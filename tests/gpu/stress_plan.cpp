@@ -52,6 +52,7 @@ std::string describe(const group_spec& g) {
   if (g.merge == mg::merge_policy::host_mapped) out << ", merge host mapped";
   if (g.merge == mg::merge_policy::device) out << ", merge on device";
   if (g.dispatch == mg::dispatch_policy::worker_threads) out << ", worker threads";
+  if (g.dispatch == mg::dispatch_policy::graph) out << ", graph replay";
   return out.str();
 }
 
@@ -209,7 +210,9 @@ class drawer {
     g.peers = chance(25) ? mg::peer_policy::host_staged : mg::peer_policy::automatic;
     const std::size_t m = below(10);
     g.merge = m < 6 ? mg::merge_policy::automatic : m < 8 ? mg::merge_policy::host_mapped : mg::merge_policy::device;
-    g.dispatch = chance(25) ? mg::dispatch_policy::worker_threads : mg::dispatch_policy::caller_thread;
+    const std::size_t d = below(4);
+    g.dispatch = d == 0 ? mg::dispatch_policy::worker_threads : d == 1 ? mg::dispatch_policy::graph
+                                                                       : mg::dispatch_policy::caller_thread;
     return g;
   }
 

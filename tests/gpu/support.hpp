@@ -65,9 +65,15 @@ inline const std::vector<shape>& shapes() {
     s.push_back({"{0,0,0}", mg::device_group({0, 0, 0})});
     s.push_back({"{0 x7}", mg::device_group({0, 0, 0, 0, 0, 0, 0})});
     s.push_back({"{0,0,0} host staged", mg::device_group({0, 0, 0}, {mg::peer_policy::host_staged})});
+    // Collectives captured into CUDA graphs and replayed: partials in device memory, and in
+    // mapped host memory.
+    s.push_back({"{0,0,0} graph", mg::device_group({0, 0, 0}, {.dispatch = mg::dispatch_policy::graph})});
+    s.push_back({"{0,0} graph host staged",
+                 mg::device_group({0, 0}, {.peers = mg::peer_policy::host_staged, .dispatch = mg::dispatch_policy::graph})});
     if (mg::visible_device_count() > 1) {
       s.push_back({"all devices", mg::device_group::all()});
       s.push_back({"all devices host staged", mg::device_group::all({mg::peer_policy::host_staged})});
+      s.push_back({"all devices graph", mg::device_group::all({.dispatch = mg::dispatch_policy::graph})});
       std::vector<int> twice;
       for (int d = 0; d < mg::visible_device_count(); ++d) twice.insert(twice.end(), {d, d});
       s.push_back({"every device twice", mg::device_group(twice)});

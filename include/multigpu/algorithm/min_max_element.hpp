@@ -58,13 +58,20 @@ I best_element(const char* algorithm, I first, I last, Better better) {
   range_ref<T> range(*v, begin, count);
   const auto pop = traits::lift(op_t{first_best<T, Better>{better}});
   indexed<T> none{};
-  indexed<T> best =
-      reduce_pieces<indexed<T>, P>(range, pop, none, [&](const piece_context& ctx, P* out, bool) {
-        const auto& piece = range.pieces[ctx.index];
-        index_and_value<T> pair{range.data(ctx.index),
-                                range.vector->layout().segment_offset(piece.slot) + piece.local_offset};
-        reduce_one_piece<traits>(ctx, thrust::counting_iterator<std::size_t>(0), pair, pop, traits::empty(), out);
-      }).get();
+  auto global_offset = [&](std::size_t i) {
+    return range.vector->layout().segment_offset(range.pieces[i].slot) + range.pieces[i].local_offset;
+  };
+  call_fingerprint fingerprint;
+  for (std::size_t i = 0; i < range.pieces.size(); ++i) fingerprint.add(global_offset(i));
+  indexed<T> best = reduce_pieces<indexed<T>, P>(
+                        range, pop, none,
+                        [&](const piece_context& ctx, P* out, bool) {
+                          index_and_value<T> pair{range.data(ctx.index), global_offset(ctx.index)};
+                          reduce_one_piece<traits>(ctx, thrust::counting_iterator<std::size_t>(0), pair, pop,
+                                                   traits::empty(), out);
+                        },
+                        static_cast<const P*>(nullptr), &fingerprint)
+                        .get();
   return first + static_cast<typename I::difference_type>(best.index - begin);
 }
 

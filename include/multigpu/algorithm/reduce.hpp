@@ -26,10 +26,15 @@ future<typename I::value_type> reduce_async(I first, I last, std::type_identity_
   if (count == 0) return future<T>(init);
   detail::range_ref<T> range(*v, begin, count);
   const auto pop = traits::lift(op);
-  return detail::reduce_pieces<T, P>(range, pop, init, [&](const detail::piece_context& ctx, P* out, bool first_piece) {
-    detail::reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), detail::identity_transform{},
-                                     pop, first_piece ? traits::wrap(init) : traits::empty(), out);
-  });
+  detail::call_fingerprint fingerprint;
+  fingerprint.add(init);
+  return detail::reduce_pieces<T, P>(
+      range, pop, init,
+      [&](const detail::piece_context& ctx, P* out, bool first_piece) {
+        detail::reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), detail::identity_transform{},
+                                         pop, first_piece ? traits::wrap(init) : traits::empty(), out);
+      },
+      static_cast<const P*>(nullptr), &fingerprint);
 }
 
 template <class T, class Op = cuda::std::plus<>>

@@ -93,7 +93,11 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
       });
     }
   };
-  scan_pieces<T, P>(range, pop, reduce_piece, scan_piece);
+  call_fingerprint fingerprint;
+  fingerprint.add(op);
+  if constexpr (Exclusive) fingerprint.add(*init);
+  for (std::size_t i = 0; i < range.pieces.size(); ++i) fingerprint.add(result.data(i));
+  scan_pieces<T, P>(range, pop, reduce_piece, scan_piece, &fingerprint);
   result.commit();
 }
 

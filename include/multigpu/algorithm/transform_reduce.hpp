@@ -24,10 +24,15 @@ future<U> transform_reduce_async(I first, I last, U init, R reduce_op, F transfo
   if (count == 0) return future<U>(init);
   detail::range_ref<T> range(*v, begin, count);
   const auto pop = traits::lift(reduce_op);
-  return detail::reduce_pieces<U, P>(range, pop, init, [&](const detail::piece_context& ctx, P* out, bool first_piece) {
-    detail::reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), transform_op, pop,
-                                     first_piece ? traits::wrap(init) : traits::empty(), out);
-  });
+  detail::call_fingerprint fingerprint;
+  fingerprint.add_all(init, transform_op);
+  return detail::reduce_pieces<U, P>(
+      range, pop, init,
+      [&](const detail::piece_context& ctx, P* out, bool first_piece) {
+        detail::reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), transform_op, pop,
+                                         first_piece ? traits::wrap(init) : traits::empty(), out);
+      },
+      static_cast<const P*>(nullptr), &fingerprint);
 }
 
 /// init R c(a[0], b[0]) R ... : the second range starts at first2 and has the same length.
@@ -44,11 +49,17 @@ future<U> transform_reduce_async(I1 first1, I1 last1, I2 first2, U init, R reduc
   detail::range_ref<A> range(*v, begin, count);
   detail::aligned_input<B> second(range, b_vector, first2.index());
   const auto pop = traits::lift(reduce_op);
-  return detail::reduce_pieces<U, P>(range, pop, init, [&](const detail::piece_context& ctx, P* out, bool first_piece) {
-    detail::zip_apply<A, B, C> zip{range.data(ctx.index), second.data(ctx.index), combine_op};
-    detail::reduce_one_piece<traits>(ctx, thrust::counting_iterator<std::size_t>(0), zip, pop,
-                                     first_piece ? traits::wrap(init) : traits::empty(), out);
-  });
+  detail::call_fingerprint fingerprint;
+  fingerprint.add_all(init, combine_op);
+  for (std::size_t i = 0; i < range.pieces.size(); ++i) fingerprint.add(second.data(i));
+  return detail::reduce_pieces<U, P>(
+      range, pop, init,
+      [&](const detail::piece_context& ctx, P* out, bool first_piece) {
+        detail::zip_apply<A, B, C> zip{range.data(ctx.index), second.data(ctx.index), combine_op};
+        detail::reduce_one_piece<traits>(ctx, thrust::counting_iterator<std::size_t>(0), zip, pop,
+                                         first_piece ? traits::wrap(init) : traits::empty(), out);
+      },
+      static_cast<const P*>(nullptr), &fingerprint);
 }
 
 template <class T, class U, class R, class F>

@@ -16,13 +16,15 @@
 
 namespace multigpu {
 
-/// Who enqueues each slot's work: the calling thread, slot after slot (the default), or one
-/// persistent thread per slot. Measured on one H200 with 4 and 8 slots
-/// (benchmarks/merge_routes.cu, dispatch_policy_cost): the caller thread is faster for
-/// one-step algorithms such as reduce (95 us against 104 us with workers at 4 slots, 183
-/// against 240 at 8), worker threads for the multi-step scans (149 against 177 us at 4 slots,
-/// 340 against 475 at 8), whose host side per slot is long enough to be worth a hand-off.
-enum class dispatch_policy { caller_thread, worker_threads };
+/// Who enqueues each slot's work: the calling thread, slot after slot (the default), one
+/// persistent thread per slot, or (graph) the calling thread once into a CUDA graph that is
+/// then replayed. Under graph, the collectives (reduce, transform_reduce, dot, count,
+/// min/max_element, both scans) are captured per call site, pieces and types, and replayed
+/// while the call's pointers and values stay the same; other values update the graph in
+/// place, another layout recaptures it (runtime/detail/graph_replay.hpp). Other algorithms
+/// run as under caller_thread. Measured on one H200 (benchmarks/merge_routes.cu,
+/// segment_overhead; README "Dispatch policies"): see there for which is faster when.
+enum class dispatch_policy { caller_thread, worker_threads, graph };
 
 /// Where a vector's segments live. pooled: stream-ordered device memory from the device's
 /// pool (the default). managed: one cudaMallocManaged allocation per segment, preferred

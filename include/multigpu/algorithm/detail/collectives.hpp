@@ -11,9 +11,13 @@
 // Partials meet in the root slot's persistent scratch: device memory (merge_route::device,
 // read and written directly or over peer links) or pinned mapped host memory
 // (merge_route::host_mapped). Nothing is allocated per call once the scratch has grown.
+// Under dispatch_policy::graph the same enqueueing is captured into a CUDA graph and replayed
+// (runtime/detail/graph_replay.hpp); what a call depends on is written into its fingerprint.
 
 #include <multigpu/algorithm/detail/local_reduce.hpp>
 #include <multigpu/algorithm/future.hpp>
+#include <multigpu/core/capture.hpp>
+#include <multigpu/runtime/detail/graph_replay.hpp>
 
 #include <mutex>
 
@@ -39,14 +43,13 @@ __global__ void scan_partials(const P* partials, std::size_t count, POp op, T* c
   }
 }
 
-/// One collective call over the pieces of a range: holds the executor's lock, forks the
-/// slots from the root, and joins them back on the root, also when unwinding.
+/// One collective call over the pieces of a range: forks the slots from the root, and joins
+/// them back on the root, also when unwinding. The caller holds the executor's lock.
 class collective_call {
  public:
   template <class T>
   explicit collective_call(const range_ref<T>& range)
       : g_(detail::state_of(range.group())),
-        lock_(g_.executor()),
         pieces_(range.pieces),
         root_slot_(pieces_[0].slot),
         root_(g_.executor().slot(root_slot_)),
@@ -110,8 +113,13 @@ class collective_call {
     std::fill(entered_.begin(), entered_.end(), 0);
   }
   /// The steps of the last round read the arena after the call returns (scans read their
-  /// carries): remember them, so that the next call on this root waits for them first.
+  /// carries): remember them, so that the next call on this root waits for them first. In a
+  /// graph capture, where every stream must end joined to the root, the root joins them.
   void leave_readers() {
+    if (capturing_collective) {
+      join();
+      return;
+    }
     for (std::size_t i = 0; i < pieces_.size(); ++i)
       if (entered_[i]) readers().push_back(pieces_[i].slot);
     joined_ = true;
@@ -124,7 +132,6 @@ class collective_call {
  private:
   std::vector<std::size_t>& readers() { return root_.readers(); }
   group_state& g_;
-  executor_lock lock_;
   const std::vector<piece>& pieces_;
   std::size_t root_slot_;
   slot_scratch& root_;
@@ -140,14 +147,24 @@ constexpr std::size_t carries_offset(std::size_t count) {
   return (count * sizeof(P) + a - 1) / a * a;
 }
 
+/// What every collective's fingerprint holds: its pieces and where the reference range's
+/// pieces are, and the partial operator.
+template <class U, class POp>
+void fingerprint_pieces(call_fingerprint& fingerprint, const range_ref<U>& range, const POp& op) {
+  fingerprint.add(op);
+  for (std::size_t i = 0; i < range.pieces.size(); ++i) fingerprint.add_all(range.pieces[i], range.data(i));
+}
+
 /// Reduces every piece into a partial with `reduce_piece(ctx, P* out, bool first)` (the first
 /// piece folds in the caller's init), folds the partials in order on the first piece's
 /// device, and returns a future for the unwrapped result. `fallback` is the value of an
 /// empty range. With `front`, the fold starts from *front (for steps that cannot fold an
-/// init in themselves).
+/// init in themselves). With a `fingerprint` (every value the steps depend on beyond the
+/// pieces and `op`: init, transforms, other operands' pointers), the call may be captured
+/// into a graph and replayed under dispatch_policy::graph.
 template <class T, class P, class POp, class U, class ReducePiece>
 future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePiece&& reduce_piece,
-                        const P* front = nullptr) {
+                        const P* front = nullptr, call_fingerprint* fingerprint = nullptr) {
   if (range.pieces.empty()) return future<T>(fallback);
   const device_group& group = range.group();
   group_state& g = detail::state_of(group);
@@ -156,57 +173,69 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
   staging_pool::lease result = g.staging().acquire(sizeof(T));
   T* result_slot = result.template as<T>();
   {
-    collective_call call(range);
-    result.order_before(call.root_stream());
-    if constexpr (std::is_same_v<P, T>) {
-      if (k == 1 && front == nullptr) {
+    executor_lock lock(g.executor());
+    graph_replay* graphs = fingerprint != nullptr ? g.graphs() : nullptr;
+    {
+      device_guard guard(g.device(root));
+      result.order_before(g.own_stream(root));
+    }
+    // The fold's arguments, also for a replay to rewrite (the result address changes).
+    const P fold_init = front ? *front : P{};
+    const bool fold_has_init = front != nullptr;
+    const P* fold_in = nullptr;
+    void* fold_arguments[] = {&fold_in, const_cast<std::size_t*>(&k), &op, &result_slot,
+                              const_cast<P*>(&fold_init), const_cast<bool*>(&fold_has_init)};
+    const result_kernel fold{reinterpret_cast<void*>(&fold_partials<P, POp, T>), fold_arguments};
+    bool direct = false;
+    if constexpr (std::is_same_v<P, T>) direct = k == 1 && front == nullptr && graphs == nullptr;
+    if (!direct) {
+      // The arena is taken (grown if need be) before any capture.
+      executor_state& ex = g.executor();
+      fold_in = static_cast<const P*>(g.merge(merge_kind::reduction) == merge_route::device
+                                          ? ex.slot(root).partials(k * sizeof(P))
+                                          : ex.slot(root).mapped_partials(k * sizeof(P)));
+    }
+    auto enqueue = [&] {
+      collective_call call(range);
+      if (direct) {
         // One piece: CUB writes the finished value straight into mapped host memory.
         for_each_piece(range, [&](const piece_context& ctx) {
           call.enter(ctx);
-          reduce_piece(ctx, result_slot, true);
+          reduce_piece(ctx, reinterpret_cast<P*>(result_slot), true);
           call.leave(ctx);
         });
         call.join();
-        result.fence(g.device(root), g.stream(root));
-        event_pool::handle done = g.events().record(g.device(root), g.stream(root));
-        return future<T>(group, std::move(result), result_slot, std::move(done));
+        return;
       }
+      P* partials = const_cast<P*>(fold_in);
+      for_each_piece(range, [&](const piece_context& ctx) {
+        call.enter(ctx);
+        reduce_piece(ctx, partials + ctx.index, ctx.index == 0);
+        call.leave(ctx);
+      });
+      const nvtx_range collective("collective: reduce partials in order", k);
+      call.join();
+      device_guard guard(g.device(root));
+      fold_partials<<<1, 1, 0, g.stream(root)>>>(fold_in, k, op, result_slot, fold_init, fold_has_init);
+      check_launch("fold_partials");
+      schedule_note_work(g.stream(root), "fold_partials");
+    };
+    if (graphs != nullptr) {
+      fingerprint_pieces(*fingerprint, range, op);
+      fingerprint->add_all(fold_init, fold_has_init);
     }
-    P* partials = static_cast<P*>(call.arena(k * sizeof(P), merge_kind::reduction));
-    for_each_piece(range, [&](const piece_context& ctx) {
-      call.enter(ctx);
-      reduce_piece(ctx, partials + ctx.index, ctx.index == 0);
-      call.leave(ctx);
-    });
-    const nvtx_range collective("collective: reduce partials in order", k);
-    call.join();
-    device_guard guard(g.device(root));
-    fold_partials<<<1, 1, 0, g.stream(root)>>>(static_cast<const P*>(partials), k, op, result_slot,
-                                               front ? *front : P{}, front != nullptr);
-    check_launch("fold_partials");
-    schedule_note_work(g.stream(root), "fold_partials");
+    run_collective(graphs, &call_key<std::remove_cvref_t<ReducePiece>>, range.pieces, fingerprint, enqueue, &fold);
   }
-  result.fence(g.device(root), g.stream(root));
-  event_pool::handle done = g.events().record(g.device(root), g.stream(root));
+  device_guard guard(g.device(root));
+  result.fence(g.device(root), g.own_stream(root));
+  event_pool::handle done = g.events().record(g.device(root), g.own_stream(root));
   return future<T>(group, std::move(result), result_slot, std::move(done));
 }
 
-/// Reduce-then-scan over the pieces of `range`. Pieces 0..k-2 are reduced into partials by
-/// `reduce_piece(ctx, P* out, bool first)`, all at once; one tiny scan on the root turns the
-/// partials into every piece's carry; then `scan_piece(ctx, const T* carry)` runs each
-/// piece's scan reading its carry at run time (nullptr for piece 0, which needs none and
-/// waits for nobody). The last piece's total is needed by nobody and is never computed.
+/// scan_pieces for k > 1 pieces, with the executor's lock held.
 template <class T, class P, class POp, class U, class ReducePiece, class ScanPiece>
-void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, ScanPiece&& scan_piece) {
+void scan_collective(const range_ref<U>& range, POp op, ReducePiece& reduce_piece, ScanPiece& scan_piece) {
   const std::size_t k = range.pieces.size();
-  if (k == 0) return;
-  if (k == 1) {
-    // No collective, but the slot's scratch (CUB's temporary storage and its size cache) is
-    // shared with every other call on the group: hold the executor's lock while using it.
-    executor_lock lock(detail::state_of(range.group()).executor());
-    for_each_piece(range, [&](const piece_context& ctx) { scan_piece(ctx, static_cast<const T*>(nullptr)); });
-    return;
-  }
   collective_call call(range);
   std::byte* arena = static_cast<std::byte*>(call.arena(carries_offset<P, T>(k) + k * sizeof(T), merge_kind::scan));
   P* partials = reinterpret_cast<P*>(arena);
@@ -238,6 +267,31 @@ void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, 
     call.leave(ctx);
   });
   call.leave_readers();
+}
+
+/// Reduce-then-scan over the pieces of `range`. Pieces 0..k-2 are reduced into partials by
+/// `reduce_piece(ctx, P* out, bool first)`, all at once; one tiny scan on the root turns the
+/// partials into every piece's carry; then `scan_piece(ctx, const T* carry)` runs each
+/// piece's scan reading its carry at run time (nullptr for piece 0, which needs none and
+/// waits for nobody). The last piece's total is needed by nobody and is never computed.
+template <class T, class P, class POp, class U, class ReducePiece, class ScanPiece>
+void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, ScanPiece&& scan_piece,
+                 call_fingerprint* fingerprint = nullptr) {
+  const std::size_t k = range.pieces.size();
+  if (k == 0) return;
+  group_state& g = detail::state_of(range.group());
+  // Also with one piece: the slot's scratch (CUB's temporary storage and its size cache) is
+  // shared with every other call on the group.
+  executor_lock lock(g.executor());
+  graph_replay* graphs = fingerprint != nullptr ? g.graphs() : nullptr;
+  auto enqueue = [&] {
+    if (k == 1)
+      for_each_piece(range, [&](const piece_context& ctx) { scan_piece(ctx, static_cast<const T*>(nullptr)); });
+    else
+      scan_collective<T, P>(range, op, reduce_piece, scan_piece);
+  };
+  if (graphs != nullptr) fingerprint_pieces(*fingerprint, range, op);
+  run_collective(graphs, &call_key<std::remove_cvref_t<ScanPiece>>, range.pieces, fingerprint, enqueue);
 }
 
 }  // namespace multigpu::detail

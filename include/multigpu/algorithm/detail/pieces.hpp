@@ -132,7 +132,7 @@ void for_each_piece(const range_ref<T>& reference, Step&& step) {
     return piece_context{i, p.slot, g.device(p.slot), g.stream(p.slot), &g.pool(p.slot), p.count,
                          &g.executor().slot(p.slot)};
   };
-  if (g.options().dispatch == dispatch_policy::caller_thread || reference.pieces.size() == 1) {
+  if (g.options().dispatch != dispatch_policy::worker_threads || reference.pieces.size() == 1) {
     // The common case: no worker hand-off, no slot list, no std::function.
     device_guard guard(g.device(reference.pieces[0].slot));
     for (std::size_t i = 0; i < reference.pieces.size(); ++i) {

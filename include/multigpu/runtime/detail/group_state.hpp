@@ -18,6 +18,18 @@
 namespace multigpu::detail {
 
 class host_stager;
+class graph_replay;
+class group_state;
+
+/// Set on the thread that captures a collective of `group` into a graph: the group's
+/// stream(slot) then answers the slot's capture stream, so that the captured work is the
+/// work the collective would enqueue, while other threads keep using the real streams
+/// (runtime/detail/graph_replay.hpp).
+struct capture_redirect {
+  const group_state* group = nullptr;
+  const cudaStream_t* streams = nullptr;
+};
+inline thread_local capture_redirect capturing_streams;
 
 /// The peer-access pairs a group holds in the process-wide registry, each released once:
 /// by release() in the group's ordered teardown, or by the destructor when the group's
@@ -47,7 +59,13 @@ class group_state {
 
   std::size_t size() const noexcept { return slot_devices_.size(); }
   int device(std::size_t slot) const { return slot_devices_.at(slot); }
-  cudaStream_t stream(std::size_t slot) const { return streams_.at(slot).get(); }
+  cudaStream_t stream(std::size_t slot) const {
+    if (capturing_streams.group == this) [[unlikely]]
+      return capturing_streams.streams[slot];
+    return streams_.at(slot).get();
+  }
+  /// The slot's own stream, also while this thread captures.
+  cudaStream_t own_stream(std::size_t slot) const { return streams_.at(slot).get(); }
   const std::vector<int>& devices() const noexcept { return slot_devices_; }
   const group_options& options() const noexcept { return options_; }
   const peer_matrix& links() const noexcept { return links_; }
@@ -57,6 +75,8 @@ class group_state {
   event_pool& events() noexcept { return events_; }
   /// The executor's persistent scratch and its lock (runtime/detail/scratch.hpp).
   executor_state& executor() noexcept { return *executor_; }
+  /// The captured collectives of dispatch_policy::graph (null under the other policies).
+  graph_replay* graphs() noexcept { return graphs_.get(); }
   staging_pool& staging() noexcept { return staging_; }
   /// The process-wide workers that stream pageable host memory through pinned buffers.
   host_stager& stager();
@@ -101,6 +121,7 @@ class group_state {
   std::shared_ptr<host_stager> stager_;
   std::unique_ptr<slot_workers> workers_;
   std::unique_ptr<executor_state> executor_;  // released before the pools it draws on
+  std::unique_ptr<graph_replay> graphs_;      // released before the scratch its graphs use
 };
 
 }  // namespace multigpu::detail

@@ -29,7 +29,8 @@ namespace multigpu::detail {
 
 class slot_scratch {
  public:
-  slot_scratch(int device, cudaStream_t stream, device_pool& pool);
+  /// `generation` counts, for the whole group, every time a slot's scratch moves.
+  slot_scratch(int device, cudaStream_t stream, device_pool& pool, std::atomic<std::uint64_t>& generation);
   ~slot_scratch();
   slot_scratch(const slot_scratch&) = delete;
   slot_scratch& operator=(const slot_scratch&) = delete;
@@ -88,6 +89,7 @@ class slot_scratch {
   size_entry sizes_[size_entries]{};
   void* grow(region& r, std::size_t bytes);
 
+  std::atomic<std::uint64_t>* generation_;
   int device_;
   cudaStream_t stream_;
   device_pool* pool_;
@@ -125,8 +127,12 @@ class executor_state {
   /// Bytes held by every slot's scratch, on the devices and pinned on the host.
   std::size_t device_bytes() const noexcept;
   std::size_t host_bytes() const noexcept;
+  /// Changes whenever any slot's scratch is reallocated: work captured into a graph before
+  /// then points at memory that may be gone (runtime/detail/graph_replay.hpp).
+  std::uint64_t generation() const noexcept { return generation_.load(std::memory_order_relaxed); }
 
  private:
+  std::atomic<std::uint64_t> generation_{0};
   std::mutex mutex_;
   std::atomic<std::thread::id> owner_{};
   std::vector<std::unique_ptr<slot_scratch>> slots_;

@@ -1,0 +1,272 @@
+#include <multigpu/runtime/detail/graph_replay.hpp>
+
+#include <multigpu/core/capture.hpp>
+#include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/error.hpp>
+#include <multigpu/runtime/detail/group_state.hpp>
+
+#include <algorithm>
+#include <utility>
+
+namespace multigpu::detail {
+
+namespace {
+
+constexpr std::size_t cache_entries = 32;
+
+/// Ends this thread's capture state for a group whatever happens.
+class redirect_scope {
+ public:
+  redirect_scope(const group_state& group, const std::vector<cudaStream_t>& streams) noexcept {
+    capturing_streams = {&group, streams.data()};
+    capturing_collective = true;
+  }
+  ~redirect_scope() {
+    capturing_streams = {};
+    capturing_collective = false;
+  }
+  redirect_scope(const redirect_scope&) = delete;
+  redirect_scope& operator=(const redirect_scope&) = delete;
+};
+
+/// The node nothing depends on: where a captured reduction ends (its fold on the root).
+cudaGraphNode_t sink_kernel(cudaGraph_t graph) {
+  std::size_t count = 0;
+  MULTIGPU_CUDA_TRY(cudaGraphGetNodes(graph, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  MULTIGPU_CUDA_TRY(cudaGraphGetNodes(graph, nodes.data(), &count));
+  cudaGraphNode_t sink = nullptr;
+  for (cudaGraphNode_t node : nodes) {
+    std::size_t out = 0;
+    MULTIGPU_CUDA_TRY(cudaGraphNodeGetDependentNodes(node, nullptr, nullptr, &out));
+    if (out != 0) continue;
+    cudaGraphNodeType type{};
+    MULTIGPU_CUDA_TRY(cudaGraphNodeGetType(node, &type));
+    if (type != cudaGraphNodeTypeKernel || sink != nullptr) return nullptr;  // not one kernel: no replay
+    sink = node;
+  }
+  return sink;
+}
+
+}  // namespace
+
+struct graph_replay::entry {
+  const void* site = nullptr;
+  std::vector<piece> pieces;
+  call_fingerprint fingerprint;
+  std::uint64_t generation = 0;
+  cudaGraph_t graph = nullptr;  // the graph `exec` was instantiated from (its nodes name exec's)
+  cudaGraphExec_t exec = nullptr;
+  cudaGraphNode_t result = nullptr;  // the final kernel of a reduction, in `graph`
+  int device = 0;
+  bool eager_only = false;
+
+  void reset() noexcept {
+    if (exec != nullptr) MULTIGPU_CUDA_REPORT(cudaGraphExecDestroy(exec));
+    if (graph != nullptr) MULTIGPU_CUDA_REPORT(cudaGraphDestroy(graph));
+    exec = nullptr;
+    graph = nullptr;
+    result = nullptr;
+  }
+  ~entry() { reset(); }
+};
+
+graph_replay::graph_replay(group_state& group) : group_(&group) {}
+
+graph_replay::~graph_replay() {
+  entries_.clear();
+  for (std::size_t s = 0; s < capture_streams_.size(); ++s) {
+    if (capture_streams_[s] == nullptr) continue;
+    bool first = true;  // shared streams are destroyed once
+    for (std::size_t t = 0; t < s; ++t) first = first && capture_streams_[t] != capture_streams_[s];
+    if (!first) continue;
+    device_guard guard(group_->device(s));
+    MULTIGPU_CUDA_REPORT(cudaStreamDestroy(capture_streams_[s]));
+  }
+}
+
+graph_replay::entry& graph_replay::find(const void* site, const std::vector<piece>& pieces) {
+  for (auto& e : entries_)
+    if (e->site == site && e->pieces == pieces) return *e;
+  std::unique_ptr<entry> fresh = std::make_unique<entry>();
+  entry& e = *fresh;
+  if (entries_.size() < cache_entries) {
+    entries_.push_back(std::move(fresh));
+  } else {
+    entries_[next_victim_] = std::move(fresh);  // the oldest goes (its graph may still run: freed when done)
+    next_victim_ = (next_victim_ + 1) % cache_entries;
+  }
+  e.site = site;
+  e.pieces = pieces;
+  return e;
+}
+
+void graph_replay::ensure_capture_streams() {
+  if (!capture_streams_.empty()) return;
+  const std::size_t n = group_->size();
+  std::vector<cudaStream_t> made(n, nullptr);
+  try {
+    for (std::size_t s = 0; s < n; ++s) {
+      for (std::size_t t = 0; t < s; ++t)
+        if (group_->own_stream(t) == group_->own_stream(s)) made[s] = made[t];
+      if (made[s] != nullptr) continue;
+      device_guard guard(group_->device(s));
+      MULTIGPU_CUDA_TRY(cudaStreamCreateWithFlags(&made[s], cudaStreamNonBlocking));
+    }
+  } catch (...) {
+    capture_streams_ = std::move(made);
+    renew_capture_streams();
+    throw;
+  }
+  capture_streams_ = std::move(made);
+}
+
+/// After a failed capture a capture stream may be left in capture mode: replace them all.
+void graph_replay::renew_capture_streams() noexcept {
+  std::vector<cudaStream_t> old = std::move(capture_streams_);
+  capture_streams_.clear();
+  for (std::size_t s = 0; s < old.size(); ++s) {
+    if (old[s] == nullptr) continue;
+    bool first = true;
+    for (std::size_t t = 0; t < s; ++t) first = first && old[t] != old[s];
+    if (!first) continue;
+    device_guard guard(group_->device(s));
+    (void)cudaStreamDestroy(old[s]);
+  }
+  (void)cudaGetLastError();
+}
+
+/// The root's own stream follows everything enqueued before on the other participating
+/// streams, and on the slots that read the root's arena after its last eager scan.
+void graph_replay::join_before(std::size_t root, const std::vector<piece>& pieces) {
+  group_state& g = *group_;
+  const cudaStream_t root_stream = g.own_stream(root);
+  auto& readers = g.executor().slot(root).readers();
+  for (std::size_t r : readers)
+    if (g.own_stream(r) != root_stream) g.executor().slot(r).done().order_before(root_stream);
+  readers.clear();
+  for (const auto& p : pieces) {
+    const cudaStream_t s = g.own_stream(p.slot);
+    if (s == root_stream) continue;
+    device_guard guard(g.device(p.slot));
+    g.executor().slot(p.slot).done().record(s);
+    g.executor().slot(p.slot).done().order_before(root_stream);
+  }
+}
+
+/// Every participating stream follows the graph.
+void graph_replay::release_after(std::size_t root, const std::vector<piece>& pieces) {
+  group_state& g = *group_;
+  const cudaStream_t root_stream = g.own_stream(root);
+  if (pieces.size() == 1) return;
+  const event& fork = g.executor().slot(root).fork();
+  fork.record(root_stream);
+  for (const auto& p : pieces)
+    if (g.own_stream(p.slot) != root_stream) fork.order_before(g.own_stream(p.slot));
+}
+
+void graph_replay::launch(entry& e, std::size_t root) {
+  MULTIGPU_CUDA_TRY(cudaGraphLaunch(e.exec, group_->own_stream(root)));
+}
+
+void graph_replay::run(const void* site, const std::vector<piece>& pieces, const call_fingerprint& fingerprint,
+                       void (*enqueue)(void*), void* context, const result_kernel* result) {
+  group_state& g = *group_;
+  const std::size_t root = pieces.at(0).slot;
+  device_guard guard(g.device(root));
+  entry& e = find(site, pieces);
+  const std::uint64_t generation = g.executor().generation();
+
+  if (e.exec != nullptr && e.generation == generation && e.fingerprint == fingerprint &&
+      (result == nullptr || e.result != nullptr)) {
+    join_before(root, pieces);
+    guard.set(g.device(root));
+    if (result != nullptr) {
+      cudaKernelNodeParams params{};
+      params.func = result->function;
+      params.gridDim = dim3(1);
+      params.blockDim = dim3(1);
+      params.kernelParams = result->arguments;
+      MULTIGPU_CUDA_TRY(cudaGraphExecKernelNodeSetParams(e.exec, e.result, &params));
+    }
+    launch(e, root);
+    release_after(root, pieces);
+    ++stats_.replays;
+    return;
+  }
+  if (e.eager_only) {
+    enqueue(context);
+    ++stats_.eager;
+    return;
+  }
+
+  ensure_capture_streams();
+  join_before(root, pieces);
+  guard.set(g.device(root));
+  cudaGraph_t graph = nullptr;
+  {
+    const cudaStream_t origin = capture_streams_[root];
+    MULTIGPU_CUDA_TRY(cudaStreamBeginCapture(origin, cudaStreamCaptureModeRelaxed));
+    bool miss = false;
+    try {
+      const redirect_scope redirect(g, capture_streams_);
+      enqueue(context);
+    } catch (const capture_miss& m) {
+      miss = true;
+      e.eager_only = m.permanent;
+    } catch (...) {
+      // Nothing of the call was enqueued for real: drop the capture and report the error.
+      cudaGraph_t partial = nullptr;
+      (void)cudaStreamEndCapture(origin, &partial);
+      if (partial != nullptr) (void)cudaGraphDestroy(partial);
+      renew_capture_streams();
+      throw;
+    }
+    const cudaError_t ended = cudaStreamEndCapture(origin, &graph);
+    if (miss || ended != cudaSuccess) {
+      if (graph != nullptr) (void)cudaGraphDestroy(graph);
+      renew_capture_streams();
+      if (!miss) throw_cuda_error(ended, "cudaStreamEndCapture", __FILE__, __LINE__);
+      // The scratch must grow, or the call allocates: run it as it is, on the real streams.
+      guard.set(g.device(root));
+      enqueue(context);
+      ++stats_.eager;
+      return;
+    }
+  }
+
+  try {
+    bool updated = false;
+    if (e.exec != nullptr) {
+      cudaGraphExecUpdateResultInfo info{};
+      if (cudaGraphExecUpdate(e.exec, graph, &info) == cudaSuccess) {
+        updated = true;
+        MULTIGPU_CUDA_REPORT(cudaGraphDestroy(graph));  // exec keeps the nodes of the graph it came from
+        graph = nullptr;
+      } else {
+        (void)cudaGetLastError();  // a topology change, not an error: instantiate anew below
+        e.reset();
+      }
+    }
+    if (!updated) {
+      cudaGraphExec_t exec = nullptr;
+      MULTIGPU_CUDA_TRY(cudaGraphInstantiate(&exec, graph, 0));
+      e.graph = std::exchange(graph, nullptr);
+      e.exec = exec;
+      e.result = result != nullptr ? sink_kernel(e.graph) : nullptr;
+      e.device = g.device(root);
+      ++stats_.instantiations;
+    }
+  } catch (...) {
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    e.reset();
+    throw;
+  }
+  e.fingerprint = fingerprint;
+  e.generation = generation;
+  launch(e, root);
+  release_after(root, pieces);
+  ++stats_.captures;
+}
+
+}  // namespace multigpu::detail

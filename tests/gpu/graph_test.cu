@@ -1,0 +1,195 @@
+// dispatch_policy::graph: collectives captured into CUDA graphs and replayed. The value tests of
+// every algorithm also run on graph groups (support.hpp's shapes); these tests check what is
+// particular to replay: that identical calls replay (the counters say so), that what changes
+// between calls (data, init, operands, output, result address, layout, the scratch's size)
+// reaches the device, that several results can be pending at once, and that a capture that
+// cannot proceed leaves nothing behind.
+#include <multigpu/multigpu.hpp>
+#include <multigpu/runtime/detail/graph_replay.hpp>
+#include <multigpu/runtime/detail/group_state.hpp>
+
+#include "support.hpp"
+
+#include <cuda/functional>
+
+#include <atomic>
+#include <numeric>
+#include <thread>
+#include <ranges>
+#include <vector>
+
+namespace {
+
+using namespace test;
+
+mg::detail::graph_replay::counters stats(const mg::device_group& g) {
+  return mg::detail::state_of(g).graphs()->stats();
+}
+
+std::vector<mg::device_group> graph_groups() {
+  std::vector<mg::device_group> groups;
+  groups.emplace_back(std::vector<int>{0}, mg::group_options{.dispatch = mg::dispatch_policy::graph});
+  groups.emplace_back(std::vector<int>{0, 0, 0, 0}, mg::group_options{.dispatch = mg::dispatch_policy::graph});
+  groups.emplace_back(std::vector<int>{0, 0, 0},
+                      mg::group_options{.peers = mg::peer_policy::host_staged, .dispatch = mg::dispatch_policy::graph});
+  return groups;
+}
+
+struct scaled {
+  long long factor;
+  __host__ __device__ long long operator()(long long x) const { return factor * x; }
+};
+struct above {
+  long long threshold;
+  __host__ __device__ bool operator()(long long x) const { return x > threshold; }
+};
+
+TEST(GraphReplay, IdenticalCallsReplayAndChangedValuesReachTheDevice) {
+  for (const auto& g : graph_groups()) {
+    SCOPED_TRACE(g.describe());
+    const std::size_t n = 100003;
+    std::vector<long long> host(n);
+    std::iota(host.begin(), host.end(), 1);
+    mg::distributed_vector<long long> x(host, g);
+    const long long sum = static_cast<long long>(n) * (n + 1) / 2;
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(mg::reduce(x), sum);
+    const auto after_same = stats(g);
+    EXPECT_GE(after_same.replays, 2u) << "four identical reductions should replay their graph";
+
+    // Another init, another operator state, another input: each must be used.
+    for (long long init : {5LL, -7LL, 5LL}) EXPECT_EQ(mg::reduce(x, init), sum + init);
+    for (long long f : {2LL, 3LL, 2LL})
+      EXPECT_EQ(mg::transform_reduce(x, 0LL, cuda::std::plus<>{}, scaled{f}), f * sum);
+    for (long long t : {0LL, 50000LL, 100003LL})
+      EXPECT_EQ(mg::count_if(x, above{t}), static_cast<std::size_t>(n - std::min<long long>(t, n)));
+    mg::distributed_vector<long long> y(n, 2, g);
+    EXPECT_EQ(mg::reduce(y), 2 * static_cast<long long>(n));
+    EXPECT_EQ(mg::reduce(x), sum);
+    EXPECT_EQ(mg::dot(x, y), 2 * sum);
+    mg::distributed_vector<long long> z(n, 3, g);
+    EXPECT_EQ(mg::dot(x, z), 3 * sum);
+    EXPECT_EQ(*mg::max_element(x), static_cast<long long>(n));
+    EXPECT_EQ(*mg::min_element(x), 1);
+    EXPECT_EQ(mg::max_element(y) - y.begin(), 0);
+
+    // The data changes under a replayed graph: it is read at run time.
+    mg::fill(x, 1LL);
+    EXPECT_EQ(mg::reduce(x), static_cast<long long>(n));
+    // Another range of the same vector: other pieces, another graph.
+    EXPECT_EQ(mg::reduce(x.begin() + 17, x.end() - 5, 0LL), static_cast<long long>(n - 22));
+    EXPECT_EQ(mg::reduce(x.begin() + 17, x.end() - 5, 0LL), static_cast<long long>(n - 22));
+    const auto after_all = stats(g);
+    EXPECT_GT(after_all.replays, after_same.replays);
+    EXPECT_GT(after_all.captures, after_same.captures);
+  }
+}
+
+TEST(GraphReplay, ScansReplayWithTheirOutputsAndInits) {
+  for (const auto& g : graph_groups()) {
+    SCOPED_TRACE(g.describe());
+    for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{100003}}) {
+      const auto host = random_vector<long long>(n);
+      mg::distributed_vector<long long> x(host, g), a(n, g), b(n, g);
+      for (int round = 0; round < 3; ++round) {
+        const long long init = round == 1 ? 11 : -4;
+        mg::inclusive_scan(x, a);
+        mg::exclusive_scan(x, b, init);
+        std::vector<long long> inclusive(n), exclusive(n);
+        std::inclusive_scan(host.begin(), host.end(), inclusive.begin());
+        std::exclusive_scan(host.begin(), host.end(), exclusive.begin(), init);
+        EXPECT_TRUE(same_elements(mg::to_vector(a), inclusive)) << "n " << n << " round " << round;
+        EXPECT_TRUE(same_elements(mg::to_vector(b), exclusive)) << "n " << n << " round " << round;
+        // The other output, then in place: the output pointers change between calls.
+        mg::inclusive_scan(x, b);
+        EXPECT_TRUE(same_elements(mg::to_vector(b), inclusive));
+      }
+      mg::distributed_vector<long long> y = x;
+      mg::inclusive_scan(y, y);
+      std::vector<long long> inclusive(n);
+      std::inclusive_scan(host.begin(), host.end(), inclusive.begin());
+      EXPECT_TRUE(same_elements(mg::to_vector(y), inclusive));
+    }
+    EXPECT_GT(stats(g).replays, 0u);
+  }
+}
+
+/// Replays back to back with no host wait, each result pending while the data changes: the
+/// result address is rewritten per call, and the slots' streams keep their order around the
+/// graph.
+TEST(GraphReplay, PendingResultsOfReplayedGraphsStayApart) {
+  for (const auto& g : graph_groups()) {
+    SCOPED_TRACE(g.describe());
+    const std::size_t n = 1 << 20;
+    mg::distributed_vector<float> x(n, 1.0f, g), y(n, g);
+    for (int i = 0; i < 3; ++i) (void)mg::reduce(x);  // captured, then replayed
+    std::vector<mg::future<float>> pending;
+    for (int i = 1; i <= 8; ++i) {
+      mg::fill(x, static_cast<float>(i));
+      pending.push_back(mg::reduce_async(x));
+      mg::inclusive_scan(x, y);
+      mg::transform(y, y, cuda::std::negate<>{});
+    }
+    for (int i = 1; i <= 8; ++i) EXPECT_EQ(pending[i - 1].get(), static_cast<float>(i) * n) << "call " << i;
+    EXPECT_EQ(mg::to_vector(y).back(), -8.0f * n);
+  }
+}
+
+/// A capture that would have to grow the scratch runs eagerly instead; a graph captured
+/// before the scratch moved is captured again rather than replayed onto freed memory.
+TEST(GraphReplay, ScratchGrowthRecapturesInsteadOfReplaying) {
+  const mg::device_group g({0, 0}, {.dispatch = mg::dispatch_policy::graph});
+  mg::distributed_vector<double> small(1000, 0.5, g);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(mg::reduce(small), 500.0);
+  const auto before = stats(g);
+  {
+    // Far more temporary storage: the scratch grows (the first call runs eagerly).
+    mg::distributed_vector<double> large(std::size_t{1} << 24, 1.0, g);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(mg::reduce(large), static_cast<double>(std::size_t{1} << 24));
+    EXPECT_GT(stats(g).eager, before.eager);
+  }
+  const auto middle = stats(g);
+  EXPECT_EQ(mg::reduce(small), 500.0);
+  EXPECT_GT(stats(g).captures, middle.captures) << "the small graph names memory from before the scratch grew";
+  EXPECT_EQ(mg::reduce(small), 500.0);
+  EXPECT_GT(stats(g).replays, middle.replays);
+}
+
+/// Calls that allocate on every call (an output that does not line up with the input) are
+/// never captured: they run eagerly, correctly.
+TEST(GraphReplay, CallsThatAllocateRunEagerly) {
+  const mg::device_group g({0, 0, 0}, {.dispatch = mg::dispatch_policy::graph});
+  const std::size_t n = 30011;
+  const auto host = random_vector<int>(n);
+  mg::distributed_vector<int> x(host, g);
+  const std::vector<std::size_t> sizes{n, 0, 0};
+  mg::distributed_vector<int> out(g, mg::distribution::from_sizes(sizes));
+  std::vector<int> want(n);
+  std::inclusive_scan(host.begin(), host.end(), want.begin());
+  for (int i = 0; i < 3; ++i) {
+    mg::inclusive_scan(x, out);
+    EXPECT_TRUE(same_elements(mg::to_vector(out), want));
+  }
+}
+
+/// Several host threads share a graph group: collectives capture and replay in turn, and an
+/// element-wise call of another thread never lands in a capture (it runs on the slots' own
+/// streams, never the capture streams).
+TEST(GraphReplay, OtherThreadsKeepTheirOwnStreams) {
+  const mg::device_group g({0, 0, 0}, {.dispatch = mg::dispatch_policy::graph});
+  const std::size_t n = 1 << 18;
+  mg::distributed_vector<int> a(n, 1, g), b(n, 0, g);
+  std::atomic<int> failures{0};
+  std::thread other([&] {
+    for (int i = 0; i < 200; ++i) {
+      mg::fill(b, i);
+      if (mg::to_vector(b)[n / 2] != i) ++failures;
+    }
+  });
+  for (int i = 0; i < 200; ++i)
+    if (mg::reduce(a) != static_cast<int>(n)) ++failures;
+  other.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GT(stats(g).replays, 0u);
+}
+
+}  // namespace
