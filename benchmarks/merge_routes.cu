@@ -7,6 +7,9 @@
 
 #include "bench_support.hpp"
 
+#include <multigpu/runtime/detail/graph_replay.hpp>
+#include <multigpu/runtime/detail/group_state.hpp>
+
 #include <thrust/device_vector.h>
 
 #include <chrono>
@@ -137,11 +140,17 @@ void segment_overhead(benchmark::State& state) {
     for (int i = 0; i < 20; ++i) once();
     const std::size_t used_before = g.pool(0).usage().used_bytes;
     g.pool(0).reset_peak();
+    auto* graphs = mg::detail::state_of(g).graphs();
+    const auto replays_before = graphs ? graphs->stats().replays : 0;
     for (auto _ : state) {
       auto t0 = std::chrono::steady_clock::now();
       once();
       state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
+    // Under graph replay, the share of calls that launched a cached graph as is.
+    if (graphs)
+      state.counters["replayed"] = benchmark::Counter(
+          static_cast<double>(graphs->stats().replays - replays_before) / static_cast<double>(state.iterations()));
     state.counters["pool_bytes_per_call"] =
         benchmark::Counter(static_cast<double>(g.pool(0).usage().peak_used_bytes - used_before));
     state.counters["scratch_bytes"] = benchmark::Counter(static_cast<double>(g.scratch_bytes()));

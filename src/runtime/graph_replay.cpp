@@ -12,7 +12,8 @@ namespace multigpu::detail {
 
 namespace {
 
-constexpr std::size_t cache_entries = 32;
+constexpr std::size_t cache_entries = 64;
+constexpr std::size_t variants_per_call = 4;
 
 /// Ends this thread's capture state for a group whatever happens.
 class redirect_scope {
@@ -59,6 +60,7 @@ struct graph_replay::entry {
   cudaGraphExec_t exec = nullptr;
   cudaGraphNode_t result = nullptr;  // the final kernel of a reduction, in `graph`
   int device = 0;
+  std::uint64_t last_used = 0;
   bool eager_only = false;
 
   void reset() noexcept {
@@ -85,20 +87,54 @@ graph_replay::~graph_replay() {
   }
 }
 
-graph_replay::entry& graph_replay::find(const void* site, const std::vector<piece>& pieces) {
-  for (auto& e : entries_)
-    if (e->site == site && e->pieces == pieces) return *e;
-  std::unique_ptr<entry> fresh = std::make_unique<entry>();
-  entry& e = *fresh;
-  if (entries_.size() < cache_entries) {
-    entries_.push_back(std::move(fresh));
-  } else {
-    entries_[next_victim_] = std::move(fresh);  // the oldest goes (its graph may still run: freed when done)
-    next_victim_ = (next_victim_ + 1) % cache_entries;
+/// The entry to replay as is, or null; `eager_only` when calls of this site and pieces
+/// allocate every time.
+graph_replay::entry* graph_replay::find(const void* site, const std::vector<piece>& pieces,
+                                        const call_fingerprint& fingerprint, bool needs_result, bool& eager_only) {
+  const std::uint64_t generation = group_->executor().generation();
+  eager_only = false;
+  for (auto& e : entries_) {
+    if (e->site != site || e->pieces != pieces) continue;
+    if (e->eager_only) {
+      eager_only = true;
+      return nullptr;
+    }
+    if (e->exec != nullptr && e->generation == generation && e->fingerprint == fingerprint &&
+        (!needs_result || e->result != nullptr)) {
+      e->last_used = ++clock_;
+      return e.get();
+    }
   }
-  e.site = site;
-  e.pieces = pieces;
-  return e;
+  return nullptr;
+}
+
+/// The entry a new capture goes to: a fresh one while this site and pieces have fewer than
+/// `variants`, else the least recently used of theirs (updated in place); the cache's least
+/// recently used entry makes room when it is full.
+graph_replay::entry& graph_replay::make_room(const void* site, const std::vector<piece>& pieces) {
+  entry* oldest_variant = nullptr;
+  std::size_t variants = 0;
+  for (auto& e : entries_) {
+    if (e->site != site || e->pieces != pieces) continue;
+    ++variants;
+    if (oldest_variant == nullptr || e->last_used < oldest_variant->last_used) oldest_variant = e.get();
+  }
+  entry* e = oldest_variant;
+  if (variants < variants_per_call) {
+    if (entries_.size() < cache_entries) {
+      entries_.push_back(std::make_unique<entry>());
+      e = entries_.back().get();
+    } else {
+      auto victim = std::min_element(entries_.begin(), entries_.end(),
+                                     [](const auto& a, const auto& b) { return a->last_used < b->last_used; });
+      *victim = std::make_unique<entry>();  // a graph still running is freed when it is done
+      e = victim->get();
+    }
+    e->site = site;
+    e->pieces = pieces;
+  }
+  e->last_used = ++clock_;
+  return *e;
 }
 
 void graph_replay::ensure_capture_streams() {
@@ -174,11 +210,9 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
   group_state& g = *group_;
   const std::size_t root = pieces.at(0).slot;
   device_guard guard(g.device(root));
-  entry& e = find(site, pieces);
   const std::uint64_t generation = g.executor().generation();
-
-  if (e.exec != nullptr && e.generation == generation && e.fingerprint == fingerprint &&
-      (result == nullptr || e.result != nullptr)) {
+  bool eager_only = false;
+  if (entry* hit = find(site, pieces, fingerprint, result != nullptr, eager_only)) {
     join_before(root, pieces);
     guard.set(g.device(root));
     if (result != nullptr) {
@@ -187,14 +221,14 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
       params.gridDim = dim3(1);
       params.blockDim = dim3(1);
       params.kernelParams = result->arguments;
-      MULTIGPU_CUDA_TRY(cudaGraphExecKernelNodeSetParams(e.exec, e.result, &params));
+      MULTIGPU_CUDA_TRY(cudaGraphExecKernelNodeSetParams(hit->exec, hit->result, &params));
     }
-    launch(e, root);
+    launch(*hit, root);
     release_after(root, pieces);
     ++stats_.replays;
     return;
   }
-  if (e.eager_only) {
+  if (eager_only) {
     enqueue(context);
     ++stats_.eager;
     return;
@@ -213,7 +247,7 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
       enqueue(context);
     } catch (const capture_miss& m) {
       miss = true;
-      e.eager_only = m.permanent;
+      if (m.permanent) make_room(site, pieces).eager_only = true;
     } catch (...) {
       // Nothing of the call was enqueued for real: drop the capture and report the error.
       cudaGraph_t partial = nullptr;
@@ -235,6 +269,7 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
     }
   }
 
+  entry& e = make_room(site, pieces);
   try {
     bool updated = false;
     if (e.exec != nullptr) {

@@ -18,7 +18,9 @@
 // - A step that would allocate during capture (the scratch must grow first) makes the call run
 //   eagerly instead; one that allocates every time (a pool temporary) is never captured again.
 // - An exception during capture leaves nothing enqueued: the capture is discarded.
-// Executable graphs are kept per (call site, pieces) in a small cache, the oldest replaced.
+// Executable graphs are kept per (call site, pieces), up to four variants each (so that calls
+// alternating between two outputs, ping-pong buffers, or a few init values all replay), in a
+// cache of 64 that drops the least recently used.
 
 #include <multigpu/container/piece.hpp>
 
@@ -103,7 +105,9 @@ class graph_replay {
 
  private:
   struct entry;
-  entry& find(const void* site, const std::vector<piece>& pieces);
+  entry* find(const void* site, const std::vector<piece>& pieces, const call_fingerprint& fingerprint,
+              bool needs_result, bool& eager_only);
+  entry& make_room(const void* site, const std::vector<piece>& pieces);
   void join_before(std::size_t root, const std::vector<piece>& pieces);
   void release_after(std::size_t root, const std::vector<piece>& pieces);
   void launch(entry& e, std::size_t root);
@@ -113,7 +117,7 @@ class graph_replay {
   group_state* group_;
   std::vector<cudaStream_t> capture_streams_;  // per slot; slots sharing a stream share one
   std::vector<std::unique_ptr<entry>> entries_;
-  std::size_t next_victim_ = 0;
+  std::uint64_t clock_ = 0;  // for least recently used
   counters stats_;
 };
 
