@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# The verification after a change, on the GPU machine, in two back-to-back device calls (the
-# second while the first's machine is still warm, so the build is reused):
+# The verification after a change, on the GPU machine, in back-to-back device calls (each
+# while the previous call's machine is still warm, so the build is reused):
 #   tools/device_verify.sh suite    build with fault injection, every gpu_ test, the mpi
-#                                   label, the demo                       (about 450 s)
+#                                   label, the demo                       (about 520 s)
 #   tools/device_verify.sh checks [SECONDS]
 #                                   the scale-out and algorithm benchmarks, then for SECONDS
 #                                   (default 240) the no-sync long mode next to the sanitizer
 #                                   pool: memcheck on every GPU test binary, racecheck,
 #                                   synccheck and initcheck on the kernel-heavy ones
+#   tools/device_verify.sh long [SECONDS] [LANES]
+#                                   the no-sync long mode alone, LANES (default 6) per element
+#                                   type, for SECONDS (default 400): 10^5 cases need the GPU
+#                                   to itself (beside the sanitizers, 6 lanes ran 41,000 cases
+#                                   in 270 s)
+# Sanitizers run POOL (default 6) at a time: with 10 at once on the one H200,
+# compute-sanitizer reported internal errors and initcheck runs stopped on illegal-address
+# errors that the same binaries do not show when run alone.
 # Logs stay in build-gpu/logs and come back packed as $OUT/<what>_logs.tar.gz (at most 8
 # files come back from $OUT); the summaries are printed.
 set -u
@@ -25,18 +33,21 @@ case $what in
       bench:bench_merge_routes:segment_overhead
     "$here/nosync_long.sh" "$seconds" 3 1000 > "$LOGS/nosync_summary.txt" 2>&1 &
     lanes=$!
-    kernels="gpu_concurrency_tests gpu_scan_tests gpu_reduce_tests gpu_sort_tests gpu_gather_tests gpu_schedule_tests"
+    kernels="gpu_concurrency_tests gpu_scan_tests gpu_reduce_tests gpu_graph_tests gpu_sort_tests gpu_gather_tests gpu_schedule_tests"
     pairs=(memcheck:all)
     for tool in racecheck synccheck initcheck; do
       for bin in $kernels; do pairs+=("$tool:$bin"); done
     done
-    POOL=${POOL:-10} SANITIZE_TIMEOUT=$((seconds - 10)) timeout "$seconds" "$here/sanitize_pool.sh" "${pairs[@]}" > /dev/null 2>&1
+    POOL=${POOL:-6} SANITIZE_TIMEOUT=$((seconds - 10)) timeout "$seconds" "$here/sanitize_pool.sh" "${pairs[@]}" > /dev/null 2>&1
     wait "$lanes"
     echo "== sanitizers (runs not listed were cut off at ${seconds}s):"
     cat "$LOGS/sanitize_summary.txt"
     echo "== no-sync long mode:"
     tail -5 "$LOGS/nosync_summary.txt" ;;
-  *) echo "usage: $0 suite | checks [SECONDS]" >&2; exit 2 ;;
+  long)
+    "$here/nosync_long.sh" "${2:-400}" "${3:-6}" 1000 > "$LOGS/nosync_summary.txt" 2>&1
+    tail -5 "$LOGS/nosync_summary.txt" ;;
+  *) echo "usage: $0 suite | checks [SECONDS] | long [SECONDS] [LANES]" >&2; exit 2 ;;
 esac
 status=$?
 [[ -n ${OUT:-} ]] && tar czf "$OUT/${what}_logs.tar.gz" -C "$LOGS" . 2> /dev/null
