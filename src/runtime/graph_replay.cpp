@@ -201,6 +201,32 @@ void graph_replay::release_after(std::size_t root, const std::vector<piece>& pie
     if (g.own_stream(p.slot) != root_stream) fork.order_before(g.own_stream(p.slot));
 }
 
+/// A capture records the participating slots' done events (and the root's fork) on the
+/// capture streams. Later calls wait on done events without recording them first (the
+/// readers of a root's arena, which an eager scan leaves behind), and waiting on an event last
+/// recorded in a capture is not a wait on real work: after every capture, whatever became of
+/// it, record them again on the slots' own streams, where they mark everything enqueued so far.
+void graph_replay::settle_events(std::size_t root, const std::vector<piece>& pieces) {
+  group_state& g = *group_;
+  const cudaStream_t root_stream = g.own_stream(root);
+  for (const auto& p : pieces) {
+    const cudaStream_t s = g.own_stream(p.slot);
+    if (s == root_stream) continue;
+    device_guard guard(g.device(p.slot));
+    g.executor().slot(p.slot).done().record(s);
+  }
+  device_guard guard(g.device(root));
+  g.executor().slot(root).fork().record(root_stream);
+}
+
+/// settle_events on an error path: the error being thrown is the one the caller sees.
+void graph_replay::settle_quietly(std::size_t root, const std::vector<piece>& pieces) noexcept {
+  try {
+    settle_events(root, pieces);
+  } catch (...) {
+  }
+}
+
 void graph_replay::launch(entry& e, std::size_t root) {
   MULTIGPU_CUDA_TRY(cudaGraphLaunch(e.exec, group_->own_stream(root)));
 }
@@ -254,12 +280,14 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
       (void)cudaStreamEndCapture(origin, &partial);
       if (partial != nullptr) (void)cudaGraphDestroy(partial);
       renew_capture_streams();
+      settle_quietly(root, pieces);
       throw;
     }
     const cudaError_t ended = cudaStreamEndCapture(origin, &graph);
     if (miss || ended != cudaSuccess) {
       if (graph != nullptr) (void)cudaGraphDestroy(graph);
       renew_capture_streams();
+      settle_events(root, pieces);
       if (!miss) throw_cuda_error(ended, "cudaStreamEndCapture", __FILE__, __LINE__);
       // The scratch must grow, or the call allocates: run it as it is, on the real streams.
       guard.set(g.device(root));
@@ -295,12 +323,14 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
   } catch (...) {
     if (graph != nullptr) (void)cudaGraphDestroy(graph);
     e.reset();
+    settle_quietly(root, pieces);
     throw;
   }
   e.fingerprint = fingerprint;
   e.generation = generation;
   launch(e, root);
   release_after(root, pieces);
+  settle_events(root, pieces);
   ++stats_.captures;
 }
 

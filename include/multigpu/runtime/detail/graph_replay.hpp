@@ -110,6 +110,8 @@ class graph_replay {
   entry& make_room(const void* site, const std::vector<piece>& pieces);
   void join_before(std::size_t root, const std::vector<piece>& pieces);
   void release_after(std::size_t root, const std::vector<piece>& pieces);
+  void settle_events(std::size_t root, const std::vector<piece>& pieces);
+  void settle_quietly(std::size_t root, const std::vector<piece>& pieces) noexcept;
   void launch(entry& e, std::size_t root);
   void ensure_capture_streams();
   void renew_capture_streams() noexcept;
