@@ -41,6 +41,18 @@ void all_reduce_host(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
 }
 
+// The same call on a communicator that waits for ever: MPI's blocking MPI_Allreduce underneath.
+void all_reduce_host_forever(benchmark::State& state) {
+  static const auto blocking = [] {
+    auto c = std::make_unique<mg::mpi_communicator>();
+    c->set_timeout(mg::communicator::forever);
+    return c;
+  }();
+  std::vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
+  for (auto _ : state) blocking->all_reduce(data.data(), data.data(), data.size(), mg::reduce_op::sum);
+  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
+}
+
 // Baseline of the communicator's call: the raw MPI_Allreduce on the same host buffer.
 void raw_mpi_all_reduce_host(benchmark::State& state) {
   std::vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
@@ -106,6 +118,7 @@ void team_sizes(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK(all_reduce_host)->Apply(sizes);
+BENCHMARK(all_reduce_host_forever)->Apply(sizes);
 BENCHMARK(raw_mpi_all_reduce_host)->Apply(sizes);
 BENCHMARK(all_reduce_device)->Apply(sizes);
 BENCHMARK(team_reduce)->Apply(team_sizes);

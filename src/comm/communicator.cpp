@@ -51,6 +51,21 @@ void communicator::check_peer(const char* call, int peer) const {
                                      engine(), " communicator of size ", size()));
 }
 
+void communicator::set_timeout(std::chrono::duration<double> t) {
+  if (!(t.count() > 0))
+    throw std::invalid_argument(detail::concat("communicator::set_timeout: the timeout must be positive (or ",
+                                               "communicator::forever), not ", t.count(), " s"));
+  timeout_ = t;
+}
+
+std::chrono::steady_clock::time_point communicator::deadline() const noexcept {
+  using clock = std::chrono::steady_clock;
+  const auto now = clock::now();
+  const double left = std::chrono::duration<double>(clock::time_point::max() - now).count();
+  if (!(timeout_.count() < left)) return clock::time_point::max();
+  return now + std::chrono::duration_cast<clock::duration>(timeout_);
+}
+
 std::chrono::duration<double> communicator::default_timeout() {
   if (const char* s = std::getenv("MULTIGPU_COMM_TIMEOUT_S")) {
     char* end = nullptr;

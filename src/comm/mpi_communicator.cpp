@@ -145,8 +145,15 @@ mpi_communicator::~mpi_communicator() {
 }
 
 void mpi_communicator::wait(MPI_Request* requests, int count, const char* call) {
+  if (waits_forever()) {
+    const int code = MPI_Waitall(count, requests, MPI_STATUSES_IGNORE);
+    if (code != MPI_SUCCESS)
+      throw comm_error(detail::concat("multigpu: ", call, " on rank ", rank_, " of ", size_,
+                                      " failed: ", mpi_error_string(code)));
+    return;
+  }
   using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(timeout());
+  const auto until = deadline();
   for (long polls = 0;; ++polls) {
     int done = 0;
     int code = MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE);
@@ -154,7 +161,7 @@ void mpi_communicator::wait(MPI_Request* requests, int count, const char* call) 
       throw comm_error(detail::concat("multigpu: ", call, " on rank ", rank_, " of ", size_,
                                       " failed: ", mpi_error_string(code)));
     if (done) return;
-    if (clock::now() > deadline)
+    if (clock::now() > until)
       throw comm_error(detail::concat("multigpu: ", call, " on rank ", rank_, " of ", size_, " timed out after ",
                                       timeout().count(), " s: a peer failed or did not make the same call "
                                       "(MULTIGPU_COMM_TIMEOUT_S sets the limit); the communicator is unusable"));
@@ -168,9 +175,13 @@ void mpi_communicator::all_gather_bytes(const void* send, void* recv, std::size_
   staged buffers(*this, stream);
   const void* s = buffers.in(send, bytes);
   void* r = buffers.out(recv, bytes * static_cast<std::size_t>(size_));
-  MPI_Request request;
-  check(MPI_Iallgather(s, n, MPI_BYTE, r, n, MPI_BYTE, comm_, &request), "MPI_Iallgather");
-  wait(&request, 1, "all_gather");
+  if (waits_forever()) {
+    check(MPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, comm_), "MPI_Allgather");
+  } else {
+    MPI_Request request;
+    check(MPI_Iallgather(s, n, MPI_BYTE, r, n, MPI_BYTE, comm_, &request), "MPI_Iallgather");
+    wait(&request, 1, "all_gather");
+  }
   buffers.finish();
 }
 
@@ -182,9 +193,13 @@ void mpi_communicator::all_reduce(const void* send, void* recv, std::size_t coun
   const bool in_place = send == recv;
   void* r = buffers.out(recv, bytes, in_place);
   const void* s = in_place ? MPI_IN_PLACE : buffers.in(send, bytes);
-  MPI_Request request;
-  check(MPI_Iallreduce(s, r, n, mpi_type(type), mpi_op(op), comm_, &request), "MPI_Iallreduce");
-  wait(&request, 1, "all_reduce");
+  if (waits_forever()) {
+    check(MPI_Allreduce(s, r, n, mpi_type(type), mpi_op(op), comm_), "MPI_Allreduce");
+  } else {
+    MPI_Request request;
+    check(MPI_Iallreduce(s, r, n, mpi_type(type), mpi_op(op), comm_, &request), "MPI_Iallreduce");
+    wait(&request, 1, "all_reduce");
+  }
   buffers.finish();
 }
 
@@ -205,12 +220,13 @@ void mpi_communicator::send_recv_bytes(const void* send, std::size_t send_bytes,
   if (recv_from != -1) {
     // Wait for the receive first, keeping its status to check the size.
     using clock = std::chrono::steady_clock;
-    const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(timeout());
-    for (long polls = 0;; ++polls) {
+    const auto until = deadline();
+    if (waits_forever()) check(MPI_Wait(&requests[0], &status), "MPI_Wait (recv)");
+    for (long polls = 0; !waits_forever(); ++polls) {
       int done = 0;
       check(MPI_Test(&requests[0], &done, &status), "MPI_Test (recv)");
       if (done) break;
-      if (clock::now() > deadline)
+      if (clock::now() > until)
         throw comm_error(detail::concat("multigpu: recv from rank ", recv_from, " on rank ", rank_, " timed out after ",
                                         timeout().count(), " s: the peer failed or did not send"));
       if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -246,14 +262,23 @@ void mpi_communicator::all_to_all_v_bytes(const void* send, std::span<const std:
   staged buffers(*this, stream);
   const void* s = buffers.in(send, send_extent);
   void* r = buffers.out(recv, recv_extent, true);  // bytes outside the blocks keep their values
-  MPI_Request request;
-  check(MPI_Ialltoallv(s, sc.data(), sd.data(), MPI_BYTE, r, rc.data(), rd.data(), MPI_BYTE, comm_, &request),
-        "MPI_Ialltoallv");
-  wait(&request, 1, "all_to_all_v");
+  if (waits_forever()) {
+    check(MPI_Alltoallv(s, sc.data(), sd.data(), MPI_BYTE, r, rc.data(), rd.data(), MPI_BYTE, comm_),
+          "MPI_Alltoallv");
+  } else {
+    MPI_Request request;
+    check(MPI_Ialltoallv(s, sc.data(), sd.data(), MPI_BYTE, r, rc.data(), rd.data(), MPI_BYTE, comm_, &request),
+          "MPI_Ialltoallv");
+    wait(&request, 1, "all_to_all_v");
+  }
   buffers.finish();
 }
 
 void mpi_communicator::barrier() {
+  if (waits_forever()) {
+    check(MPI_Barrier(comm_), "MPI_Barrier");
+    return;
+  }
   MPI_Request request;
   check(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
   wait(&request, 1, "barrier");

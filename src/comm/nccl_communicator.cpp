@@ -275,14 +275,14 @@ void nccl_communicator::check(ncclResult_t result, const char* call) {
 void nccl_communicator::wait(cudaStream_t stream, const char* call) {
   using clock = std::chrono::steady_clock;
   const nccl_api& api = nccl();
-  const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(timeout());
+  const auto until = deadline();
   for (long polls = 0;; ++polls) {
     cudaError_t state = cudaStreamQuery(stream);
     if (state == cudaSuccess) return;
     if (state != cudaErrorNotReady) MULTIGPU_CUDA_TRY(state);
     ncclResult_t async = ncclSuccess;
     check(api.get_async_error(comm_, &async), "ncclCommGetAsyncError");
-    const bool late = clock::now() > deadline;
+    const bool late = clock::now() > until;
     if (async != ncclSuccess || late) {
       api.abort(comm_);
       comm_ = nullptr;  // aborted: nothing left to destroy or use

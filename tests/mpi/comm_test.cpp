@@ -133,6 +133,16 @@ TEST(MpiCommunicator, PrimitivesOnDeviceBuffers) {
   exercise(comm, true);
 }
 
+// communicator::forever: MPI's blocking calls instead of polled non-blocking ones.
+TEST(MpiCommunicator, PrimitivesWaitingForEver) {
+  mg::device_guard guard(test_device());
+  mg::mpi_communicator comm;
+  comm.set_timeout(mg::communicator::forever);
+  EXPECT_TRUE(comm.waits_forever());
+  exercise(comm, false);
+  exercise(comm, true);
+}
+
 TEST(MpiCommunicator, BootstrapAgreesWithMpi) {
   mg::launch_info info = mg::mpi_bootstrap();
   EXPECT_EQ(info.source, "MPI");

@@ -8,9 +8,12 @@
 #include <multigpu/comm/nccl_communicator.hpp>
 #endif
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace mg = multigpu;
 
@@ -54,6 +57,26 @@ int main(int argc, char** argv) {
     }
     mg::team t(std::make_shared<mg::mpi_communicator>());
     if (t.enter(mg::team_operation::count, 4) != -1) ++failures;
+    // Waiting for ever: MPI's blocking calls, on host buffers.
+    comm.set_timeout(mg::communicator::forever);
+    if (!comm.waits_forever()) {
+      std::fprintf(stderr, "FAILED: set_timeout(forever) does not wait for ever\n");
+      ++failures;
+    }
+    std::vector<double> in{1.5, -2.0}, out(2, 0.0), gathered(2, 0.0);
+    comm.all_reduce(in.data(), out.data(), 2, mg::reduce_op::sum);
+    comm.all_gather(in.data(), gathered.data(), 2);
+    comm.barrier();
+    if (out != in || gathered != in || comm.all_reduce(7, mg::reduce_op::max) != 7) {
+      std::fprintf(stderr, "FAILED: the blocking collectives of one rank did not return its own values\n");
+      ++failures;
+    }
+    try {
+      comm.set_timeout(std::chrono::duration<double>(0.0));
+      std::fprintf(stderr, "FAILED: a zero timeout was accepted\n");
+      ++failures;
+    } catch (const std::invalid_argument&) {
+    }
   }
   MPI_Finalize();
   expect_comm_error("mpi_communicator after MPI_Finalize", "already finalised", [] { mg::mpi_communicator comm; });

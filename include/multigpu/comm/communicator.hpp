@@ -16,11 +16,13 @@
 #include <cuda_runtime_api.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -93,8 +95,18 @@ class communicator {
   /// can poll: MPI and NCCL). The default is 300 s, or MULTIGPU_COMM_TIMEOUT_S seconds when
   /// that variable is set. After a timeout the communicator is unusable: the pending
   /// operation cannot be withdrawn; end the job (MPI_Abort).
+  ///
+  /// `forever` (or MULTIGPU_COMM_TIMEOUT_S=inf) waits for ever: a dead peer is then a hang,
+  /// not an error, and the MPI communicator uses MPI's blocking calls instead of polling
+  /// non-blocking ones. They are faster where the MPI library's non-blocking collectives are
+  /// slower than its blocking ones (README "Beyond one process": OpenMPI 4.1 on host
+  /// buffers).
+  static constexpr std::chrono::duration<double> forever{std::numeric_limits<double>::infinity()};
   std::chrono::duration<double> timeout() const noexcept { return timeout_; }
-  void set_timeout(std::chrono::duration<double> t) { timeout_ = t; }
+  /// std::invalid_argument unless t is positive (or `forever`).
+  void set_timeout(std::chrono::duration<double> t);
+  /// True when timeout() is `forever`.
+  bool waits_forever() const noexcept { return std::isinf(timeout_.count()); }
 
   // ---- Byte-level primitives (each engine implements these) ----
 
@@ -184,6 +196,9 @@ class communicator {
 
  protected:
   void check_peer(const char* call, int peer) const;
+  /// The steady clock's time timeout() from now; its maximum when waiting for ever (or when
+  /// the timeout is too long for the clock).
+  std::chrono::steady_clock::time_point deadline() const noexcept;
 
  private:
   std::chrono::duration<double> timeout_ = default_timeout();

@@ -10,7 +10,10 @@
 // Each call posts a non-blocking MPI operation and polls it until it completes or timeout()
 // passes; then it throws comm_error (a peer died or skipped the call). MPI cannot withdraw a
 // posted collective, so after a timeout the communicator, and usually the job, is unusable:
-// call MPI_Abort.
+// call MPI_Abort. With timeout() == communicator::forever the calls are MPI's blocking ones
+// (MPI_Allreduce, MPI_Allgather, MPI_Alltoallv, MPI_Barrier; point to point waits with
+// MPI_Wait): no timeout, and the speed of the MPI library's blocking collectives, which on
+// OpenMPI 4.1 with host buffers are 2 to 5 times faster than its non-blocking ones.
 
 #include <multigpu/comm/bootstrap.hpp>
 #include <multigpu/comm/communicator.hpp>
