@@ -59,6 +59,7 @@ struct graph_replay::entry {
   cudaGraph_t graph = nullptr;  // the graph `exec` was instantiated from (its nodes name exec's)
   cudaGraphExec_t exec = nullptr;
   cudaGraphNode_t result = nullptr;  // the final kernel of a reduction, in `graph`
+  cudaKernelNodeParams result_launch{};  // its launch shape as captured (grid, block, shared memory)
   int device = 0;
   std::uint64_t last_used = 0;
   bool eager_only = false;
@@ -111,11 +112,16 @@ graph_replay::entry* graph_replay::find(const void* site, const std::vector<piec
 /// The entry a new capture goes to: a fresh one while this site and pieces have fewer than
 /// `variants`, else the least recently used of theirs (updated in place); the cache's least
 /// recently used entry makes room when it is full.
-graph_replay::entry& graph_replay::make_room(const void* site, const std::vector<piece>& pieces) {
+graph_replay::entry& graph_replay::make_room(const void* site, const std::vector<piece>& pieces,
+                                             const call_fingerprint& fingerprint) {
   entry* oldest_variant = nullptr;
   std::size_t variants = 0;
   for (auto& e : entries_) {
     if (e->site != site || e->pieces != pieces) continue;
+    if (e->fingerprint == fingerprint) {  // the same call, captured before the scratch moved
+      e->last_used = ++clock_;
+      return *e;
+    }
     ++variants;
     if (oldest_variant == nullptr || e->last_used < oldest_variant->last_used) oldest_variant = e.get();
   }
@@ -244,8 +250,9 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
     if (result != nullptr) {
       cudaKernelNodeParams params{};
       params.func = result->function;
-      params.gridDim = dim3(1);
-      params.blockDim = dim3(1);
+      params.gridDim = hit->result_launch.gridDim;
+      params.blockDim = hit->result_launch.blockDim;
+      params.sharedMemBytes = hit->result_launch.sharedMemBytes;
       params.kernelParams = result->arguments;
       MULTIGPU_CUDA_TRY(cudaGraphExecKernelNodeSetParams(hit->exec, hit->result, &params));
     }
@@ -273,7 +280,7 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
       enqueue(context);
     } catch (const capture_miss& m) {
       miss = true;
-      if (m.permanent) make_room(site, pieces).eager_only = true;
+      if (m.permanent) make_room(site, pieces, fingerprint).eager_only = true;
     } catch (...) {
       // Nothing of the call was enqueued for real: drop the capture and report the error.
       cudaGraph_t partial = nullptr;
@@ -286,7 +293,7 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
     const cudaError_t ended = cudaStreamEndCapture(origin, &graph);
     if (miss || ended != cudaSuccess) {
       if (graph != nullptr) (void)cudaGraphDestroy(graph);
-      renew_capture_streams();
+      if (ended != cudaSuccess) renew_capture_streams();  // a capture that ended cleanly leaves them usable
       settle_events(root, pieces);
       if (!miss) throw_cuda_error(ended, "cudaStreamEndCapture", __FILE__, __LINE__);
       // The scratch must grow, or the call allocates: run it as it is, on the real streams.
@@ -297,7 +304,7 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
     }
   }
 
-  entry& e = make_room(site, pieces);
+  entry& e = make_room(site, pieces, fingerprint);
   try {
     bool updated = false;
     if (e.exec != nullptr) {
@@ -317,6 +324,10 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
       e.graph = std::exchange(graph, nullptr);
       e.exec = exec;
       e.result = result != nullptr ? sink_kernel(e.graph) : nullptr;
+      if (e.result != nullptr && cudaGraphKernelNodeGetParams(e.result, &e.result_launch) != cudaSuccess) {
+        (void)cudaGetLastError();
+        e.result = nullptr;  // its shape unknown: this entry is updated by capture, never patched
+      }
       e.device = g.device(root);
       ++stats_.instantiations;
     }

@@ -107,7 +107,7 @@ class graph_replay {
   struct entry;
   entry* find(const void* site, const std::vector<piece>& pieces, const call_fingerprint& fingerprint,
               bool needs_result, bool& eager_only);
-  entry& make_room(const void* site, const std::vector<piece>& pieces);
+  entry& make_room(const void* site, const std::vector<piece>& pieces, const call_fingerprint& fingerprint);
   void join_before(std::size_t root, const std::vector<piece>& pieces);
   void release_after(std::size_t root, const std::vector<piece>& pieces);
   void settle_events(std::size_t root, const std::vector<piece>& pieces);
