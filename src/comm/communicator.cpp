@@ -62,7 +62,7 @@ std::chrono::steady_clock::time_point communicator::deadline() const noexcept {
   using clock = std::chrono::steady_clock;
   const auto now = clock::now();
   const double left = std::chrono::duration<double>(clock::time_point::max() - now).count();
-  if (!(timeout_.count() < left)) return clock::time_point::max();
+  if (!(timeout_.count() < left - 1.0)) return clock::time_point::max();  // a second's margin for rounding
   return now + std::chrono::duration_cast<clock::duration>(timeout_);
 }
 

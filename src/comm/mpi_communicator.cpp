@@ -146,7 +146,11 @@ mpi_communicator::~mpi_communicator() {
 
 void mpi_communicator::wait(MPI_Request* requests, int count, const char* call) {
   if (waits_forever()) {
-    const int code = MPI_Waitall(count, requests, MPI_STATUSES_IGNORE);
+    std::vector<MPI_Status> statuses(static_cast<std::size_t>(count));
+    int code = MPI_Waitall(count, requests, statuses.data());
+    if (code == MPI_ERR_IN_STATUS)  // the request's own error says more
+      for (const MPI_Status& s : statuses)
+        if (s.MPI_ERROR != MPI_SUCCESS) code = s.MPI_ERROR;
     if (code != MPI_SUCCESS)
       throw comm_error(detail::concat("multigpu: ", call, " on rank ", rank_, " of ", size_,
                                       " failed: ", mpi_error_string(code)));
@@ -217,7 +221,19 @@ void mpi_communicator::send_recv_bytes(const void* send, std::size_t send_bytes,
     check(MPI_Isend(buffers.in(send, send_bytes), as_int(send_bytes, "send"), MPI_BYTE, send_to, message_tag, comm_,
                     &requests[1]),
           "MPI_Isend");
-  if (recv_from != -1) {
+  // A receive that fails or times out must not leave the send pending: the next call would
+  // reuse its staging buffer while MPI still reads it.
+  auto finish_send_then_rethrow = [&] {
+    if (requests[1] != MPI_REQUEST_NULL) {
+      try {
+        wait(&requests[1], 1, "send");
+      } catch (...) {
+        // The receive's error is the one to report.
+      }
+    }
+    throw;
+  };
+  if (recv_from != -1) try {
     // Wait for the receive first, keeping its status to check the size.
     using clock = std::chrono::steady_clock;
     const auto until = deadline();
@@ -236,6 +252,8 @@ void mpi_communicator::send_recv_bytes(const void* send, std::size_t send_bytes,
     if (static_cast<std::size_t>(received) != recv_bytes)
       throw comm_error(detail::concat("multigpu: rank ", rank_, " expected ", recv_bytes, " bytes from rank ",
                                       recv_from, " but got ", received));
+  } catch (...) {
+    finish_send_then_rethrow();
   }
   wait(&requests[1], 1, "send");
   buffers.finish();

@@ -59,7 +59,8 @@ struct graph_replay::entry {
   cudaGraph_t graph = nullptr;  // the graph `exec` was instantiated from (its nodes name exec's)
   cudaGraphExec_t exec = nullptr;
   cudaGraphNode_t result = nullptr;  // the final kernel of a reduction, in `graph`
-  cudaKernelNodeParams result_launch{};  // its launch shape as captured (grid, block, shared memory)
+  dim3 result_grid, result_block;  // its launch shape as captured
+  unsigned result_shared = 0;
   int device = 0;
   std::uint64_t last_used = 0;
   bool eager_only = false;
@@ -172,8 +173,11 @@ void graph_replay::renew_capture_streams() noexcept {
     bool first = true;
     for (std::size_t t = 0; t < s; ++t) first = first && old[t] != old[s];
     if (!first) continue;
-    device_guard guard(group_->device(s));
-    (void)cudaStreamDestroy(old[s]);
+    int previous = 0;
+    if (cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(group_->device(s)) == cudaSuccess) {
+      (void)cudaStreamDestroy(old[s]);
+      (void)cudaSetDevice(previous);
+    }
   }
   (void)cudaGetLastError();
 }
@@ -250,9 +254,9 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
     if (result != nullptr) {
       cudaKernelNodeParams params{};
       params.func = result->function;
-      params.gridDim = hit->result_launch.gridDim;
-      params.blockDim = hit->result_launch.blockDim;
-      params.sharedMemBytes = hit->result_launch.sharedMemBytes;
+      params.gridDim = hit->result_grid;
+      params.blockDim = hit->result_block;
+      params.sharedMemBytes = hit->result_shared;
       params.kernelParams = result->arguments;
       MULTIGPU_CUDA_TRY(cudaGraphExecKernelNodeSetParams(hit->exec, hit->result, &params));
     }
@@ -274,13 +278,13 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
   {
     const cudaStream_t origin = capture_streams_[root];
     MULTIGPU_CUDA_TRY(cudaStreamBeginCapture(origin, cudaStreamCaptureModeRelaxed));
-    bool miss = false;
+    bool miss = false, always_allocates = false;
     try {
       const redirect_scope redirect(g, capture_streams_);
       enqueue(context);
     } catch (const capture_miss& m) {
       miss = true;
-      if (m.permanent) make_room(site, pieces, fingerprint).eager_only = true;
+      always_allocates = m.permanent;
     } catch (...) {
       // Nothing of the call was enqueued for real: drop the capture and report the error.
       cudaGraph_t partial = nullptr;
@@ -296,6 +300,11 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
       if (ended != cudaSuccess) renew_capture_streams();  // a capture that ended cleanly leaves them usable
       settle_events(root, pieces);
       if (!miss) throw_cuda_error(ended, "cudaStreamEndCapture", __FILE__, __LINE__);
+      if (always_allocates) {
+        entry& never = make_room(site, pieces, fingerprint);
+        never.reset();  // a graph it held is never launched again
+        never.eager_only = true;
+      }
       // The scratch must grow, or the call allocates: run it as it is, on the real streams.
       guard.set(g.device(root));
       enqueue(context);
@@ -324,10 +333,14 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
       e.graph = std::exchange(graph, nullptr);
       e.exec = exec;
       e.result = result != nullptr ? sink_kernel(e.graph) : nullptr;
-      if (e.result != nullptr && cudaGraphKernelNodeGetParams(e.result, &e.result_launch) != cudaSuccess) {
+      cudaKernelNodeParams captured{};
+      if (e.result != nullptr && cudaGraphKernelNodeGetParams(e.result, &captured) != cudaSuccess) {
         (void)cudaGetLastError();
         e.result = nullptr;  // its shape unknown: this entry is updated by capture, never patched
       }
+      e.result_grid = captured.gridDim;
+      e.result_block = captured.blockDim;
+      e.result_shared = captured.sharedMemBytes;
       e.device = g.device(root);
       ++stats_.instantiations;
     }
@@ -339,8 +352,13 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
   }
   e.fingerprint = fingerprint;
   e.generation = generation;
-  launch(e, root);
-  release_after(root, pieces);
+  try {
+    launch(e, root);
+    release_after(root, pieces);
+  } catch (...) {
+    settle_quietly(root, pieces);
+    throw;
+  }
   settle_events(root, pieces);
   ++stats_.captures;
 }
