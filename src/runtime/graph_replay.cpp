@@ -61,7 +61,6 @@ struct graph_replay::entry {
   cudaGraphNode_t result = nullptr;  // the final kernel of a reduction, in `graph`
   dim3 result_grid, result_block;  // its launch shape as captured
   unsigned result_shared = 0;
-  int device = 0;
   std::uint64_t last_used = 0;
   bool eager_only = false;
 
@@ -79,14 +78,7 @@ graph_replay::graph_replay(group_state& group) : group_(&group) {}
 
 graph_replay::~graph_replay() {
   entries_.clear();
-  for (std::size_t s = 0; s < capture_streams_.size(); ++s) {
-    if (capture_streams_[s] == nullptr) continue;
-    bool first = true;  // shared streams are destroyed once
-    for (std::size_t t = 0; t < s; ++t) first = first && capture_streams_[t] != capture_streams_[s];
-    if (!first) continue;
-    device_guard guard(group_->device(s));
-    MULTIGPU_CUDA_REPORT(cudaStreamDestroy(capture_streams_[s]));
-  }
+  renew_capture_streams();  // destroys them; none is made again
 }
 
 /// The entry to replay as is, or null; `eager_only` when calls of this site and pieces
@@ -164,7 +156,8 @@ void graph_replay::ensure_capture_streams() {
   capture_streams_ = std::move(made);
 }
 
-/// After a failed capture a capture stream may be left in capture mode: replace them all.
+/// After a failed capture a capture stream may be left in capture mode: destroy them all (each
+/// shared stream once); ensure_capture_streams() makes new ones when next needed.
 void graph_replay::renew_capture_streams() noexcept {
   std::vector<cudaStream_t> old = std::move(capture_streams_);
   capture_streams_.clear();
@@ -200,7 +193,7 @@ void graph_replay::join_before(std::size_t root, const std::vector<piece>& piece
   }
 }
 
-/// Every participating stream follows the graph.
+/// Every participating stream follows the graph (through the root's fork, recorded after it).
 void graph_replay::release_after(std::size_t root, const std::vector<piece>& pieces) {
   group_state& g = *group_;
   const cudaStream_t root_stream = g.own_stream(root);
@@ -216,7 +209,8 @@ void graph_replay::release_after(std::size_t root, const std::vector<piece>& pie
 /// readers of a root's arena, which an eager scan leaves behind), and waiting on an event last
 /// recorded in a capture is not a wait on real work: after every capture, whatever became of
 /// it, record them again on the slots' own streams, where they mark everything enqueued so far.
-void graph_replay::settle_events(std::size_t root, const std::vector<piece>& pieces) {
+/// (After a launch of several pieces release_after() has recorded the root's fork already.)
+void graph_replay::settle_events(std::size_t root, const std::vector<piece>& pieces, bool with_fork) {
   group_state& g = *group_;
   const cudaStream_t root_stream = g.own_stream(root);
   for (const auto& p : pieces) {
@@ -225,6 +219,7 @@ void graph_replay::settle_events(std::size_t root, const std::vector<piece>& pie
     device_guard guard(g.device(p.slot));
     g.executor().slot(p.slot).done().record(s);
   }
+  if (!with_fork) return;
   device_guard guard(g.device(root));
   g.executor().slot(root).fork().record(root_stream);
 }
@@ -232,7 +227,7 @@ void graph_replay::settle_events(std::size_t root, const std::vector<piece>& pie
 /// settle_events on an error path: the error being thrown is the one the caller sees.
 void graph_replay::settle_quietly(std::size_t root, const std::vector<piece>& pieces) noexcept {
   try {
-    settle_events(root, pieces);
+    settle_events(root, pieces, true);
   } catch (...) {
   }
 }
@@ -298,7 +293,7 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
     if (miss || ended != cudaSuccess) {
       if (graph != nullptr) (void)cudaGraphDestroy(graph);
       if (ended != cudaSuccess) renew_capture_streams();  // a capture that ended cleanly leaves them usable
-      settle_events(root, pieces);
+      settle_events(root, pieces, true);
       if (!miss) throw_cuda_error(ended, "cudaStreamEndCapture", __FILE__, __LINE__);
       if (always_allocates) {
         entry& never = make_room(site, pieces, fingerprint);
@@ -341,7 +336,6 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
       e.result_grid = captured.gridDim;
       e.result_block = captured.blockDim;
       e.result_shared = captured.sharedMemBytes;
-      e.device = g.device(root);
       ++stats_.instantiations;
     }
   } catch (...) {
@@ -359,7 +353,7 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
     settle_quietly(root, pieces);
     throw;
   }
-  settle_events(root, pieces);
+  settle_events(root, pieces, pieces.size() == 1);
   ++stats_.captures;
 }
 

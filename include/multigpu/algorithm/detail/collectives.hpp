@@ -43,6 +43,13 @@ __global__ void scan_partials(const P* partials, std::size_t count, POp op, T* c
   }
 }
 
+/// The partials arena of a collective rooted at `root`, for `bytes`, by the group's merge route
+/// for `kind`: the root's device scratch or its pinned mapped host scratch.
+inline void* collective_arena(group_state& g, std::size_t root, std::size_t bytes, merge_kind kind) {
+  slot_scratch& scratch = g.executor().slot(root);
+  return g.merge(kind) == merge_route::device ? scratch.partials(bytes) : scratch.mapped_partials(bytes);
+}
+
 /// One collective call over the pieces of a range: forks the slots from the root, and joins
 /// them back on the root, also when unwinding. The caller holds the executor's lock.
 class collective_call {
@@ -125,9 +132,7 @@ class collective_call {
     joined_ = true;
   }
   /// The arena on the root, for `bytes`, by the group's merge route for `kind`.
-  void* arena(std::size_t bytes, merge_kind kind) {
-    return g_.merge(kind) == merge_route::device ? root_.partials(bytes) : root_.mapped_partials(bytes);
-  }
+  void* arena(std::size_t bytes, merge_kind kind) { return collective_arena(g_, root_slot_, bytes, kind); }
 
  private:
   std::vector<std::size_t>& readers() { return root_.readers(); }
@@ -179,22 +184,18 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
       device_guard guard(g.device(root));
       result.order_before(g.own_stream(root));
     }
-    // The fold's arguments, also for a replay to rewrite (the result address changes).
-    const P fold_init = front ? *front : P{};
-    const bool fold_has_init = front != nullptr;
-    const P* fold_in = nullptr;
-    void* fold_arguments[] = {&fold_in, const_cast<std::size_t*>(&k), &op, &result_slot,
-                              const_cast<P*>(&fold_init), const_cast<bool*>(&fold_has_init)};
-    const result_kernel fold{reinterpret_cast<void*>(&fold_partials<P, POp, T>), fold_arguments};
     bool direct = false;
     if constexpr (std::is_same_v<P, T>) direct = k == 1 && front == nullptr && graphs == nullptr;
-    if (!direct) {
-      // The arena is taken (grown if need be) before any capture.
-      executor_state& ex = g.executor();
-      fold_in = static_cast<const P*>(g.merge(merge_kind::reduction) == merge_route::device
-                                          ? ex.slot(root).partials(k * sizeof(P))
-                                          : ex.slot(root).mapped_partials(k * sizeof(P)));
-    }
+    // fold_partials' arguments, in one place: the launch below and a replay, which rewrites
+    // the result address, both read them. The arena is taken (grown if need be) before any
+    // capture.
+    const P* fold_in =
+        direct ? nullptr : static_cast<const P*>(collective_arena(g, root, k * sizeof(P), merge_kind::reduction));
+    std::size_t fold_count = k;
+    P fold_init = front ? *front : P{};
+    bool fold_has_init = front != nullptr;
+    void* fold_arguments[] = {&fold_in, &fold_count, &op, &result_slot, &fold_init, &fold_has_init};
+    const result_kernel fold{reinterpret_cast<void*>(&fold_partials<P, POp, T>), fold_arguments};
     auto enqueue = [&] {
       collective_call call(range);
       if (direct) {
@@ -216,8 +217,8 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
       const nvtx_range collective("collective: reduce partials in order", k);
       call.join();
       device_guard guard(g.device(root));
-      fold_partials<<<1, 1, 0, g.stream(root)>>>(fold_in, k, op, result_slot, fold_init, fold_has_init);
-      check_launch("fold_partials");
+      check_cub(cudaLaunchKernel(fold.function, dim3(1), dim3(1), fold.arguments, 0, g.stream(root)),
+                "fold_partials", std::source_location::current());
       schedule_note_work(g.stream(root), "fold_partials");
     };
     if (graphs != nullptr) {

@@ -110,7 +110,7 @@ class graph_replay {
   entry& make_room(const void* site, const std::vector<piece>& pieces, const call_fingerprint& fingerprint);
   void join_before(std::size_t root, const std::vector<piece>& pieces);
   void release_after(std::size_t root, const std::vector<piece>& pieces);
-  void settle_events(std::size_t root, const std::vector<piece>& pieces);
+  void settle_events(std::size_t root, const std::vector<piece>& pieces, bool with_fork);
   void settle_quietly(std::size_t root, const std::vector<piece>& pieces) noexcept;
   void launch(entry& e, std::size_t root);
   void ensure_capture_streams();
