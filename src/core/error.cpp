@@ -34,14 +34,28 @@ out_of_memory::out_of_memory(int device, std::size_t requested_bytes, std::size_
 
 namespace detail {
 
+std::size_t free_device_bytes(int device) noexcept {
+  int previous = -1;
+  if (device < 0 || cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    free_bytes = 0;
+  }
+  (void)cudaSetDevice(previous);
+  return free_bytes;
+}
+
 void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line) {
   // Clear the thread's last-error slot for non-sticky errors so that the next call is not
   // blamed for this one; sticky errors cannot be cleared and stay reported by later calls.
   (void)cudaGetLastError();
   int device = current_device_or_unknown();
   if (code == cudaErrorMemoryAllocation) {
-    std::size_t free_bytes = 0, total_bytes = 0;
-    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) (void)cudaGetLastError();
+    const std::size_t free_bytes = free_device_bytes(device);
     throw out_of_memory(device, 0, free_bytes,
                         concat(describe_failure(code, call, device, file, line), "; ", free_bytes,
                                " bytes free on the device"));

@@ -91,15 +91,10 @@ void* device_pool::allocate(std::size_t bytes, cudaStream_t stream) {
   }
   if (status == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
-    std::size_t free_bytes = 0, total_bytes = 0;
-    {
-      device_guard guard(device_);
-      MULTIGPU_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-    }
+    const std::size_t free_bytes = detail::free_device_bytes(device_);
     throw out_of_memory(device_, bytes, free_bytes,
                         detail::concat("multigpu: out of memory on device ", device_, ": asked for ",
-                                       bytes, " bytes, ", free_bytes, " of ", total_bytes,
-                                       " bytes free"));
+                                       bytes, " bytes, ", free_bytes, " bytes free on the device"));
   }
   MULTIGPU_CUDA_TRY(status);
   return pointer;

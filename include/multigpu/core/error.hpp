@@ -54,6 +54,10 @@ std::string concat(Args&&... args) {
 
 [[noreturn]] void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line);
 
+/// Free memory on `device` (cudaMemGetInfo with it current), for out-of-memory messages; 0 when
+/// it cannot be asked (no such device, a lost context).
+std::size_t free_device_bytes(int device) noexcept;
+
 /// Destructors must not throw: a failure there is written to stderr instead. A runtime
 /// already unloading at process exit is not reported (there is nothing left to release).
 void report_cuda_error(cudaError_t code, const char* call, const char* file, int line) noexcept;

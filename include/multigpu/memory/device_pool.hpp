@@ -86,7 +86,7 @@ class device_buffer {
   /// there on `stream`. Host code may read and write it directly once `stream` is idle.
   /// Released (after waiting for `stream`) with cudaFree.
   device_buffer(std::size_t count, managed_memory_t, int device, cudaStream_t stream)
-      : memory_(nullptr, releaser{kind::managed, nullptr, {}, stream, count, device}) {
+      : memory_(nullptr, releaser{nullptr, {}, stream, count, device}) {
     const std::size_t bytes = bytes_for(count);
     if (count == 0) return;
     device_guard guard(device);  // restores the caller's device on every path
@@ -94,14 +94,14 @@ class device_buffer {
     const cudaError_t status = cudaMallocManaged(&pointer, bytes, cudaMemAttachGlobal);
     if (status == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
-      const std::size_t free_bytes = free_bytes_on(device);
+      const std::size_t free_bytes = detail::free_device_bytes(device);
       throw out_of_memory(device, bytes, free_bytes,
                           detail::concat("device_buffer: cudaMallocManaged of ", bytes, " bytes for device ",
                                          device, " failed: out of memory (", free_bytes, " bytes free)"));
     }
     MULTIGPU_CUDA_TRY(status);
     // Owned from here: an error below releases it through the releaser.
-    memory_ = {static_cast<T*>(pointer), releaser{kind::managed, nullptr, {}, stream, count, device}};
+    memory_ = {static_cast<T*>(pointer), releaser{nullptr, {}, stream, count, device}};
     cudaMemLocation location{};
     location.type = cudaMemLocationTypeDevice;
     location.id = device;
@@ -111,13 +111,13 @@ class device_buffer {
   /// `count` elements from `pool`, enqueued on `stream` (a stream of the pool's device).
   device_buffer(std::size_t count, device_pool& pool, cudaStream_t stream)
       : memory_(static_cast<T*>(pool.allocate(bytes_for(count), stream)),
-                releaser{kind::pool, &pool, {}, stream, count, pool.device()}) {}
+                releaser{&pool, {}, stream, count, pool.device()}) {}
   /// `count` elements from `resource` (which allocates on `device`), enqueued on `stream`
   /// with `device` current. Zero elements asks the resource for nothing. A resource that
   /// gives nullptr for a request throws multigpu::out_of_memory; one that throws lets its
   /// exception through. The resource must outlive the buffer.
   device_buffer(std::size_t count, device_resource_ref resource, int device, cudaStream_t stream)
-      : memory_(nullptr, releaser{kind::resource, nullptr, resource, stream, count, device}) {
+      : memory_(nullptr, releaser{nullptr, resource, stream, count, device}) {
     const std::size_t bytes = bytes_for(count);
     if (count == 0) return;
     void* pointer = nullptr;
@@ -126,13 +126,13 @@ class device_buffer {
       pointer = resource.allocate_async(bytes, resource_alignment, cuda::stream_ref(stream));
     }
     if (pointer == nullptr) {
-      const std::size_t free_bytes = free_bytes_on(device);
+      const std::size_t free_bytes = detail::free_device_bytes(device);
       throw out_of_memory(device, bytes, free_bytes,
                           detail::concat("device_buffer: the memory resource of device ", device,
                                          " returned no memory for ", bytes, " bytes (", free_bytes,
                                          " bytes free on the device)"));
     }
-    memory_ = {static_cast<T*>(pointer), releaser{kind::resource, nullptr, resource, stream, count, device}};
+    memory_ = {static_cast<T*>(pointer), releaser{nullptr, resource, stream, count, device}};
   }
   T* data() const noexcept { return memory_.get(); }
   std::size_t size() const noexcept { return memory_ ? memory_.deleter().count : 0; }
@@ -141,48 +141,40 @@ class device_buffer {
   /// The pool of the pool form; nullptr for the other forms.
   device_pool* pool() const noexcept { return memory_.deleter().pool; }
   /// True for the managed form (host code may dereference data() once stream() is idle).
-  bool managed() const noexcept { return memory_.deleter().form == kind::managed; }
+  bool managed() const noexcept { return memory_.deleter().is_managed(); }
   /// True for the resource form.
-  bool from_resource() const noexcept { return memory_.deleter().form == kind::resource; }
+  bool from_resource() const noexcept { return memory_.deleter().resource.has_value(); }
 
   /// Gives the memory back now, in stream order for pool and resource memory.
   void release() noexcept { memory_.reset(); }
 
  private:
-  enum class kind { pool, managed, resource };
-
   static std::size_t bytes_for(std::size_t count) {
     MULTIGPU_EXPECTS(count <= std::numeric_limits<std::size_t>::max() / sizeof(T),
                      detail::concat("device_buffer: ", count, " elements of ", sizeof(T),
                                     " bytes overflow the size type"));
     return count * sizeof(T);
   }
-  static std::size_t free_bytes_on(int device) {
-    device_guard guard(device);
-    std::size_t free_bytes = 0, total_bytes = 0;
-    MULTIGPU_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-    return free_bytes;
-  }
-
+  /// Which form the buffer has follows from what it holds: a pool, a resource, or neither but
+  /// a device (managed memory); a default-constructed buffer has none of them.
   struct releaser {
-    kind form = kind::pool;
-    device_pool* pool = nullptr;                   ///< pool form
-    std::optional<device_resource_ref> resource;   ///< resource form
+    device_pool* pool = nullptr;                           ///< pool form
+    mutable std::optional<device_resource_ref> resource;  ///< resource form (its calls are not const)
     cudaStream_t stream = nullptr;
     std::size_t count = 0;
     int device = -1;
+    bool is_managed() const noexcept { return pool == nullptr && !resource.has_value() && device >= 0; }
     void operator()(T* p) const noexcept {
-      if (form == kind::pool) {
+      if (pool != nullptr) {
         pool->deallocate(p, stream);
         return;
       }
       // The other forms release with the buffer's device current, as they allocated.
       int previous = 0;
       if (cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) return;
-      if (form == kind::resource) {
+      if (resource.has_value()) {
         try {
-          device_resource_ref ref = *resource;  // the ref's members are not const
-          ref.deallocate_async(p, count * sizeof(T), resource_alignment, cuda::stream_ref(stream));
+          resource->deallocate_async(p, count * sizeof(T), resource_alignment, cuda::stream_ref(stream));
         } catch (const std::exception& e) {  // noexcept here: report, as for CUDA errors
           std::fprintf(stderr, "multigpu: the memory resource of device %d threw from deallocate_async: %s\n",
                        device, e.what());
