@@ -72,25 +72,37 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
   auto scan_piece = [&](const piece_context& ctx, const T* carry) {
     const T* in = range.data(ctx.index);
     T* o = result.data(ctx.index);
-    // With and without a carry are different CUB calls: cached apart (cub_call's shape).
-    const std::size_t shape = 2 * ctx.count + (carry ? 1 : 0);
+    // With and without a carry are different CUB calls, so different lambdas: cub_call
+    // remembers their temporary sizes apart.
     if constexpr (Exclusive) {
-      cub_call(*ctx.scratch, ctx.stream, "cub::DeviceScan::ExclusiveScan", shape, [&](void* temp, std::size_t& bytes) {
-        return with_count(ctx.count, [&](auto n) {
-          // FutureValue<T, T*> exactly: CUB's InputValue<T> accepts only that type, and any
-          // other would convert to T on the host, reading device memory there.
-          if (carry)
-            return cub::DeviceScan::ExclusiveScan(temp, bytes, in, o, op, cub::FutureValue<T>(const_cast<T*>(carry)), n, ctx.stream);
-          return cub::DeviceScan::ExclusiveScan(temp, bytes, in, o, op, *init, n, ctx.stream);
+      if (carry) {
+        cub_call(*ctx.scratch, ctx.stream, "cub::DeviceScan::ExclusiveScan", ctx.count, [&](void* temp, std::size_t& bytes) {
+          return with_count(ctx.count, [&](auto n) {
+            // FutureValue<T, T*> exactly: CUB's InputValue<T> accepts only that type, and any
+            // other would convert to T on the host, reading device memory there.
+            return cub::DeviceScan::ExclusiveScan(temp, bytes, in, o, op, cub::FutureValue<T>(const_cast<T*>(carry)), n,
+                                                  ctx.stream);
+          });
         });
-      });
+      } else {
+        cub_call(*ctx.scratch, ctx.stream, "cub::DeviceScan::ExclusiveScan", ctx.count, [&](void* temp, std::size_t& bytes) {
+          return with_count(ctx.count, [&](auto n) {
+            return cub::DeviceScan::ExclusiveScan(temp, bytes, in, o, op, *init, n, ctx.stream);
+          });
+        });
+      }
     } else {
-      cub_call(*ctx.scratch, ctx.stream, "cub::DeviceScan::InclusiveScan", shape, [&](void* temp, std::size_t& bytes) {
-        return with_count(ctx.count, [&](auto n) {
-          if (carry) return inclusive_scan_with_carry(temp, bytes, in, o, op, const_cast<T*>(carry), n, ctx.stream);
-          return cub::DeviceScan::InclusiveScan(temp, bytes, in, o, op, n, ctx.stream);
+      if (carry) {
+        cub_call(*ctx.scratch, ctx.stream, "cub::DeviceScan::InclusiveScan", ctx.count, [&](void* temp, std::size_t& bytes) {
+          return with_count(ctx.count, [&](auto n) {
+            return inclusive_scan_with_carry(temp, bytes, in, o, op, const_cast<T*>(carry), n, ctx.stream);
+          });
         });
-      });
+      } else {
+        cub_call(*ctx.scratch, ctx.stream, "cub::DeviceScan::InclusiveScan", ctx.count, [&](void* temp, std::size_t& bytes) {
+          return with_count(ctx.count, [&](auto n) { return cub::DeviceScan::InclusiveScan(temp, bytes, in, o, op, n, ctx.stream); });
+        });
+      }
     }
   };
   call_fingerprint fingerprint;

@@ -14,6 +14,7 @@
 
 #include <multigpu/algorithm/count.hpp>
 #include <multigpu/algorithm/detail/functors.hpp>
+#include <multigpu/algorithm/detail/halo_exchange.hpp>
 #include <multigpu/algorithm/equal.hpp>
 #include <multigpu/algorithm/fill.hpp>
 #include <multigpu/algorithm/for_each.hpp>
@@ -25,7 +26,7 @@
 #include <multigpu/comm/team_vector.hpp>
 #include <multigpu/container/halo_plan.hpp>
 #include <multigpu/core/device_guard.hpp>
-#include <multigpu/extension/halo.hpp>
+#include <multigpu/extension/halo.hpp>  // exchange_halos of a distributed_vector, beside the team form
 
 #include <cuda/functional>
 #include <cuda/std/functional>
@@ -316,7 +317,7 @@ void exchange_halos(team_vector<T>& v) {
   // Local step: the halos inside this rank, then what this rank sends, grouped by
   // destination rank in plan order (the receivers walk the plan in the same order).
   std::vector<T> send = detail::run_collective(v.team(), team_operation::exchange_halos, sizeof(T), [&] {
-    exchange_halos(v.local());
+    detail::halo_exchange(v.local());
     std::vector<T> out;
     if (ranks == 1) return out;  // a team of one wrapped around locally
     for (std::size_t dst = 0; dst < ranks; ++dst)

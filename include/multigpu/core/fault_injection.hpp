@@ -16,6 +16,7 @@ enum class fault_site : unsigned {
   pool_allocation,      ///< device_pool::allocate of one byte or more
   staging_acquisition,  ///< staging_pool::acquire (pinned, mapped host blocks)
   worker_step,          ///< a step run by a slot's worker thread, before it enqueues anything
+  count_                ///< the number of sites (not a site)
 };
 
 namespace detail {
@@ -23,7 +24,7 @@ struct fault_counter {
   std::atomic<std::uint64_t> armed{0};  // 0: off; else the event number that fails
   std::atomic<std::uint64_t> seen{0};   // events since the last inject_fault
 };
-inline fault_counter fault_counters[3];
+inline fault_counter fault_counters[static_cast<std::size_t>(fault_site::count_)];
 inline fault_counter& counter(fault_site site) noexcept { return fault_counters[static_cast<std::size_t>(site)]; }
 }  // namespace detail
 

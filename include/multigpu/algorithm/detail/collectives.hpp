@@ -225,7 +225,7 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
       fingerprint_pieces(*fingerprint, range, op);
       fingerprint->add_all(fold_init, fold_has_init);
     }
-    run_collective(graphs, &call_key<std::remove_cvref_t<ReducePiece>>, range.pieces, fingerprint, enqueue, &fold);
+    enqueue_or_replay(graphs, &call_key<std::remove_cvref_t<ReducePiece>>, range.pieces, fingerprint, enqueue, &fold);
   }
   device_guard guard(g.device(root));
   result.fence(g.device(root), g.own_stream(root));
@@ -292,7 +292,7 @@ void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, 
       scan_collective<T, P>(range, op, reduce_piece, scan_piece);
   };
   if (graphs != nullptr) fingerprint_pieces(*fingerprint, range, op);
-  run_collective(graphs, &call_key<std::remove_cvref_t<ScanPiece>>, range.pieces, fingerprint, enqueue);
+  enqueue_or_replay(graphs, &call_key<std::remove_cvref_t<ScanPiece>>, range.pieces, fingerprint, enqueue);
 }
 
 }  // namespace multigpu::detail

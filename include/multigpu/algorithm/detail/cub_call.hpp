@@ -47,8 +47,8 @@ inline constexpr char call_key = 0;
 /// the scratch has grown to the largest request, and no size query once the slot has seen
 /// this call (the same lambda type: same call site, same types) with the same `shape`.
 /// CUB's temporary size depends only on the types, the item count and the device, so
-/// `shape` is the item count, made distinct for each CUB entry point when one lambda
-/// calls several (a scan with and without a carry). The step is noted in the schedule.
+/// `shape` is the item count; a lambda calls one CUB entry point (write one lambda per
+/// entry point, as the scans do with and without a carry). The step is noted in the schedule.
 template <class Call>
 void cub_call(slot_scratch& scratch, cudaStream_t stream, const char* what, std::size_t shape, Call&& call,
               const std::source_location where = std::source_location::current()) {

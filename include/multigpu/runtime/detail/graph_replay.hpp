@@ -126,7 +126,7 @@ class graph_replay {
 /// Runs `enqueue()` eagerly, or through the group's graph_replay under dispatch_policy::graph
 /// (`graphs` not null) for a call that has a fingerprint.
 template <class Enqueue>
-void run_collective(graph_replay* graphs, const void* site, const std::vector<piece>& pieces,
+void enqueue_or_replay(graph_replay* graphs, const void* site, const std::vector<piece>& pieces,
                     const call_fingerprint* fingerprint, Enqueue& enqueue, const result_kernel* result = nullptr) {
   if (graphs == nullptr || fingerprint == nullptr) {
     enqueue();
