@@ -1,5 +1,6 @@
-// The host side of the sample sort: sampling positions, the radix order of floats, and
-// splitters that keep every bucket near n/k for duplicate-heavy keys and uneven layouts.
+// The host side of the distributed sort: the radix order of floats, and the exact splitting
+// of sorted runs at given ranks, checked against a brute-force merge for duplicate-heavy
+// keys and uneven layouts.
 #include <multigpu/algorithm/detail/splitters.hpp>
 
 #include <gtest/gtest.h>
@@ -8,22 +9,13 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace {
 
 namespace mgd = multigpu::detail;
-
-TEST(Splitters, RegularSamplingStaysInsideTheRun) {
-  for (std::size_t slots : {1u, 3u, 8u, 100u})
-    for (std::size_t size : {1u, 2u, 7u, 511u, 512u, 513u, 100003u, 1u << 24}) {
-      const auto s = mgd::regular_sampling(size, slots);
-      ASSERT_GE(s.count, 1u);
-      EXPECT_LE(s.count, std::max<std::size_t>(size, 1));
-      EXPECT_LT(s.first + (s.count - 1) * s.stride, size) << "size " << size << " slots " << slots;
-    }
-}
 
 TEST(Splitters, RadixOrderOfFloats) {
   const mgd::radix_less<float> less;
@@ -43,77 +35,156 @@ TEST(Splitters, RadixOrderOfFloats) {
   EXPECT_TRUE(iless(-5, 3));
 }
 
-/// Bucket sizes the splitters give, computed independently: each element's (key, index)
-/// against every splitter.
-std::vector<std::size_t> bucket_sizes(const std::vector<std::vector<int>>& runs, const std::vector<std::size_t>& offsets,
-                                      const std::vector<mgd::indexed_key<int>>& splitters, std::size_t k) {
-  std::vector<std::size_t> sizes(k, 0);
-  for (std::size_t s = 0; s < runs.size(); ++s)
-    for (std::size_t p = 0; p < runs[s].size(); ++p) {
-      const int key = runs[s][p];
-      const std::size_t index = offsets[s] + p;
-      std::size_t bucket = 0;
-      while (bucket < splitters.size() &&
-             !(key < splitters[bucket].key || (key == splitters[bucket].key && index < splitters[bucket].index)))
-        ++bucket;
-      ++sizes[bucket];
-    }
-  return sizes;
+struct element {
+  int key;
+  std::size_t index;
+};
+bool before(const element& a, const element& b) { return a.key < b.key || (a.key == b.key && a.index < b.index); }
+
+/// Runs the search the way sort does on the device, with host binary searches standing in
+/// for the device's, and returns the splits; rounds says how many rounds it took.
+std::vector<std::vector<std::size_t>> search(const std::vector<std::vector<int>>& runs,
+                                             const std::vector<std::size_t>& offsets,
+                                             const std::vector<std::size_t>& targets, std::size_t per_run,
+                                             std::size_t* rounds = nullptr) {
+  std::vector<std::size_t> sizes;
+  for (const auto& r : runs) sizes.push_back(r.size());
+  mgd::exact_splitting s(sizes, targets, per_run);
+  while (!s.done()) {
+    s.plan_round();
+    std::vector<std::vector<std::size_t>> counts(runs.size());
+    for (std::size_t r = 0; r < runs.size(); ++r)
+      for (const auto& c : s.candidates()) {
+        const element x{runs[c.run][c.position], offsets[c.run] + c.position};
+        std::size_t lo = 0, hi = runs[r].size();
+        while (lo < hi) {
+          const std::size_t mid = (lo + hi) / 2;
+          if (before({runs[r][mid], offsets[r] + mid}, x))
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+        counts[r].push_back(lo);
+      }
+    s.absorb(counts);
+    if (s.rounds() > 64) throw std::runtime_error("the search does not end");
+  }
+  if (rounds) *rounds = s.rounds();
+  std::vector<std::vector<std::size_t>> out;
+  for (std::size_t j = 0; j < targets.size(); ++j) out.push_back(s.split(j));
+  return out;
 }
 
-TEST(Splitters, BucketsStayNearTheAverageForAnyDistributionAndLayout) {
+/// The same splits by brute force: merge everything, and count per run among the first t.
+std::vector<std::vector<std::size_t>> brute_force(const std::vector<std::vector<int>>& runs,
+                                                  const std::vector<std::size_t>& offsets,
+                                                  const std::vector<std::size_t>& targets) {
+  std::vector<std::pair<element, std::size_t>> all;
+  for (std::size_t r = 0; r < runs.size(); ++r)
+    for (std::size_t p = 0; p < runs[r].size(); ++p) all.push_back({{runs[r][p], offsets[r] + p}, r});
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return before(a.first, b.first); });
+  std::vector<std::vector<std::size_t>> out;
+  for (std::size_t t : targets) {
+    std::vector<std::size_t> split(runs.size(), 0);
+    for (std::size_t i = 0; i < t; ++i) ++split[all[i].second];
+    out.push_back(split);
+  }
+  return out;
+}
+
+std::vector<int> make_keys(const std::string& d, std::size_t n, std::mt19937& rng) {
+  std::vector<int> keys(n);
+  std::uniform_int_distribution<int> wide(-1000000, 1000000);
+  std::bernoulli_distribution coin(0.5), rare(0.01);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (d == "all equal")
+      keys[i] = 3;
+    else if (d == "two values")
+      keys[i] = coin(rng) ? 1 : 2;
+    else if (d == "99% one value")
+      keys[i] = rare(rng) ? wide(rng) : 7;
+    else if (d == "sorted")
+      keys[i] = static_cast<int>(i);
+    else if (d == "reverse sorted")
+      keys[i] = -static_cast<int>(i);
+    else
+      keys[i] = wide(rng);
+  }
+  return keys;
+}
+
+TEST(Splitters, ExactSplitsAtTheSegmentOffsetsMatchAMergeForAnyDistributionAndLayout) {
   std::mt19937 rng(5);
-  const std::size_t n = 100003;
-  const std::size_t k = 8;
-  std::vector<std::pair<std::string, std::vector<std::size_t>>> layouts{
-      {"block", {12501, 12501, 12501, 12500, 12500, 12500, 12500, 12500}},
-      {"half in one", {50003, 0, 10000, 10000, 10000, 10000, 10000, 0}},
-      {"one segment holds all but one", {1, 0, 0, 0, 0, 0, 0, 100002}},
+  const std::size_t n = 20011;
+  const std::vector<std::pair<std::string, std::vector<std::size_t>>> layouts{
+      {"block", {2502, 2502, 2502, 2501, 2501, 2501, 2501, 2501}},
+      {"half in one", {10011, 0, 2000, 2000, 2000, 2000, 2000, 0}},
+      {"one segment holds all but one", {1, 0, 0, 0, 0, 0, 0, 20010}},
+      {"two slots", {10005, 10006}},
+      {"one slot", {20011}},
   };
-  for (const char* dist : {"random", "all equal", "two values", "99% one value", "sorted"})
-    for (const auto& [name, sizes] : layouts) {
-      SCOPED_TRACE(std::string(dist) + ", " + name);
-      std::vector<int> keys(n);
-      std::uniform_int_distribution<int> wide(-1000000, 1000000);
-      std::bernoulli_distribution coin(0.5), rare(0.01);
-      const std::string d = dist;
-      for (std::size_t i = 0; i < n; ++i) {
-        if (d == "all equal")
-          keys[i] = 3;
-        else if (d == "two values")
-          keys[i] = coin(rng) ? 1 : 2;
-        else if (d == "99% one value")
-          keys[i] = rare(rng) ? wide(rng) : 7;
-        else if (d == "sorted")
-          keys[i] = static_cast<int>(i);
-        else
-          keys[i] = wide(rng);
-      }
-      std::vector<std::vector<int>> runs(k);
-      std::vector<std::size_t> offsets(k);
-      std::vector<mgd::segment_samples<int>> samples(k);
-      std::size_t offset = 0;
-      for (std::size_t s = 0; s < k; ++s) {
-        runs[s].assign(keys.begin() + offset, keys.begin() + offset + sizes[s]);
-        std::stable_sort(runs[s].begin(), runs[s].end());
-        offsets[s] = offset;
-        if (sizes[s] > 0) {
-          auto& set = samples[s];
-          set.plan = mgd::regular_sampling(sizes[s], k);
-          set.offset = offset;
-          set.size = sizes[s];
-          for (std::size_t j = 0; j < set.plan.count; ++j)
-            set.keys.push_back(runs[s][set.plan.first + j * set.plan.stride]);
+  for (const char* dist : {"random", "all equal", "two values", "99% one value", "sorted", "reverse sorted"})
+    for (const auto& [name, sizes] : layouts)
+      for (std::size_t per_run : {2u, 16u, 512u}) {
+        SCOPED_TRACE(std::string(dist) + ", " + name + ", " + std::to_string(per_run) + " candidates per run");
+        const std::vector<int> keys = make_keys(dist, n, rng);
+        const std::size_t k = sizes.size();
+        std::vector<std::vector<int>> runs(k);
+        std::vector<std::size_t> offsets(k), targets;
+        std::size_t offset = 0;
+        for (std::size_t s = 0; s < k; ++s) {
+          runs[s].assign(keys.begin() + static_cast<std::ptrdiff_t>(offset),
+                         keys.begin() + static_cast<std::ptrdiff_t>(offset + sizes[s]));
+          std::stable_sort(runs[s].begin(), runs[s].end());
+          offsets[s] = offset;
+          if (s > 0) targets.push_back(offset);
+          offset += sizes[s];
         }
-        offset += sizes[s];
+        std::size_t rounds = 0;
+        const auto got = search(runs, offsets, targets, per_run, &rounds);
+        EXPECT_EQ(got, brute_force(runs, offsets, targets));
+        // Each round shrinks every window below one candidate spacing; one more round ends it.
+        const double bound = std::ceil(std::log(static_cast<double>(n)) / std::log(static_cast<double>(per_run))) + 2;
+        EXPECT_LE(static_cast<double>(rounds), bound);
       }
-      const auto splitters = mgd::choose_splitters(samples, n, k, mgd::radix_less<int>{});
-      ASSERT_EQ(splitters.size(), k - 1);
-      for (std::size_t j = 1; j < splitters.size(); ++j)
-        EXPECT_FALSE(mgd::comes_before(splitters[j], splitters[j - 1], mgd::radix_less<int>{})) << "splitter " << j;
-      const auto buckets = bucket_sizes(runs, offsets, splitters, k);
-      for (std::size_t d = 0; d < k; ++d) EXPECT_LE(buckets[d], n / k + n / k / 10) << "bucket " << d;
-    }
+}
+
+TEST(Splitters, AnyTargetRanksIncludingTheEnds) {
+  std::mt19937 rng(11);
+  const std::vector<std::size_t> sizes{0, 37, 1, 0, 400, 2};
+  std::vector<std::vector<int>> runs;
+  std::vector<std::size_t> offsets;
+  std::size_t offset = 0, total = 0;
+  for (std::size_t size : sizes) {
+    std::vector<int> run = make_keys("two values", size, rng);
+    std::sort(run.begin(), run.end());
+    runs.push_back(run);
+    offsets.push_back(offset);
+    offset += size;
+    total += size;
+  }
+  std::vector<std::size_t> targets{0, 0, 1, 2, 39, 200, total - 1, total, total};
+  EXPECT_EQ(search(runs, offsets, targets, 4), brute_force(runs, offsets, targets));
+  EXPECT_EQ(search(runs, offsets, {}, 4).size(), 0u);
+}
+
+TEST(Splitters, BadTargetsAndCountsAreRefused) {
+  EXPECT_THROW(mgd::exact_splitting({3, 4}, {5, 2}, 8), std::invalid_argument);
+  EXPECT_THROW(mgd::exact_splitting({3, 4}, {8}, 8), std::invalid_argument);
+  mgd::exact_splitting s({3, 4}, {3}, 8);
+  ASSERT_FALSE(s.done());
+  s.plan_round();
+  EXPECT_EQ(s.candidates().size(), 7u);
+  EXPECT_EQ(s.positions(1).size(), 4u);
+  EXPECT_THROW(s.absorb({{0}}), std::invalid_argument);
+  EXPECT_THROW(s.absorb({std::vector<std::size_t>(7, 0), std::vector<std::size_t>(6, 0)}), std::invalid_argument);
+}
+
+TEST(Splitters, CandidatesPerRunShrinkWithManyRuns) {
+  EXPECT_EQ(mgd::candidates_per_run(1), 512u);
+  EXPECT_EQ(mgd::candidates_per_run(8), 512u);
+  EXPECT_EQ(mgd::candidates_per_run(64), 64u);
+  EXPECT_EQ(mgd::candidates_per_run(1000), 16u);
 }
 
 }  // namespace

@@ -156,7 +156,7 @@ TYPED_TEST(Sort, LargeVectors) {
   }
 }
 
-TYPED_TEST(Sort, DuplicateHeavyKeysSpreadOverTheSlots) {
+TYPED_TEST(Sort, DuplicateHeavyKeysSplitExactlyAtTheSegments) {
   using K = TypeParam;
   const auto& s = exchange_shapes()[2];  // {0 x8}
   const std::size_t k = s.group.size();
@@ -164,13 +164,20 @@ TYPED_TEST(Sort, DuplicateHeavyKeysSpreadOverTheSlots) {
   for (distribution_kind kind :
        {distribution_kind::all_equal, distribution_kind::two_values, distribution_kind::mostly_one}) {
     SCOPED_TRACE(name(kind));
-    mg::distributed_vector<K> v(make_keys<K>(n, kind), s.group);
+    const std::vector<K> host = make_keys<K>(n, kind);
+    mg::distributed_vector<K> v(host, s.group);
     mg::detail::sort_stats stats;
     mg::detail::sort_in_layout(v, static_cast<mg::distributed_vector<mg::detail::no_values>*>(nullptr),
                                cuda::std::less<>{}, &stats);
     ASSERT_EQ(stats.bucket_sizes.size(), k);
-    const std::size_t largest = *std::max_element(stats.bucket_sizes.begin(), stats.bucket_sizes.end());
-    EXPECT_LE(largest, n / k + n / k / 4) << "one slot received " << largest << " of " << n << " elements";
+    for (std::size_t d = 0; d < k; ++d)
+      EXPECT_EQ(stats.bucket_sizes[d], v.layout().segment_size(d))
+          << "slot " << d << " received another size than its segment's";
+    EXPECT_GE(stats.split_rounds, 1u);
+    EXPECT_LE(stats.split_rounds, 4u) << "the exact splitting took more rounds than its bound";
+    std::vector<K> want = host;
+    std::stable_sort(want.begin(), want.end(), radix_order<K>{});
+    EXPECT_TRUE(same_bits(mg::to_vector(v), want));
   }
 }
 

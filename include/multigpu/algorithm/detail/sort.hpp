@@ -2,17 +2,15 @@
 // Sample sort over the segments of a vector, keeping the vector's layout:
 //   1. each segment sorts itself (CUB: radix sort for arithmetic keys in the default order,
 //      stable merge sort for any other comparator);
-//   2. each segment sends regularly spaced samples of its run to the host, which picks
-//      k-1 splitters at weighted quantiles;
-//   3. splitters are (key, global index) pairs, and so is every element: an element at
-//      position p of segment s's sorted run has index offset(s) + p. Equal keys therefore
-//      split between segments like any other keys (all-equal input is spread evenly);
-//   4. every segment finds its bucket boundaries by binary search, the buckets are
-//      exchanged all-to-all (detail/all_to_all.hpp), and each receiver merges the sorted
-//      runs it received pairwise (they arrive in sender order and merging keeps earlier
-//      runs first among equal keys, so equal keys stay in input order);
-//   5. the sorted sequence, now laid out by bucket sizes, moves back into the vector's own
-//      segment sizes (a second all-to-all).
+//   2. every element is a (key, global index) pair: the element at position p of segment
+//      s's sorted run has index offset(s) + p, a total order in which equal keys keep their
+//      input order. The runs are split exactly at the segment offsets (detail/splitters.hpp:
+//      a few rounds of candidates gathered to the host and counted on every slot), so slot d
+//      receives exactly its own segment's size, whatever the keys (all equal included);
+//   3. the pieces are exchanged all-to-all (detail/all_to_all.hpp);
+//   4. each receiver merges the sorted runs it received pairwise (they arrive in sender
+//      order and merging keeps earlier runs first among equal keys, so equal keys stay in
+//      input order), into its own segment. No second exchange is needed.
 // Every local sort is stable and the order of equal keys is the input order throughout, so
 // the whole sort is stable.
 
@@ -153,46 +151,151 @@ std::pair<K*, V*> merge_runs(K* keys, K* keys_alt, V* values, V* values_alt, std
   return {from, values_from};
 }
 
-/// out[j] = run[first + j * stride] for j < count.
+/// out[j] = run[positions[j]] for j < count.
 template <class K>
-__global__ void take_samples(const K* run, std::size_t first, std::size_t stride, std::size_t count, K* out) {
+__global__ void take_positions(const K* run, const std::size_t* positions, std::size_t count, K* out) {
   const std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (j < count) out[j] = run[first + j * stride];
+  if (j < count) out[j] = run[positions[j]];
 }
 
-/// bounds[j] = how many elements of the sorted run come before splitter j in (key, index)
-/// order, where the element at position p has index first_index + p.
+/// before[j] = how many elements of the sorted run come before (keys[j], index[j]) in
+/// (key, index) order, where the element at position p has index first_index + p.
 template <class K, class Order>
-__global__ void bucket_bounds(const K* run, std::size_t n, std::size_t first_index, const K* splitter_keys,
-                              const std::size_t* splitter_index, std::size_t splitters, Order order,
-                              std::size_t* bounds) {
+__global__ void count_before(const K* run, std::size_t n, std::size_t first_index, const K* keys,
+                             const std::size_t* index, std::size_t count, Order order, std::size_t* before) {
   const std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (j >= splitters) return;
-  const K key = splitter_keys[j];
-  const std::size_t index = splitter_index[j];
+  if (j >= count) return;
+  const K key = keys[j];
+  const std::size_t at = index[j];
   std::size_t lo = 0, hi = n;
   while (lo < hi) {
     const std::size_t mid = lo + (hi - lo) / 2;
-    const bool before = order(run[mid], key) || (!order(key, run[mid]) && first_index + mid < index);
-    if (before)
+    const bool earlier = order(run[mid], key) || (!order(key, run[mid]) && first_index + mid < at);
+    if (earlier)
       lo = mid + 1;
     else
       hi = mid;
   }
-  bounds[j] = lo;
+  before[j] = lo;
 }
 
 inline unsigned blocks_for(std::size_t n, unsigned threads) {
   return static_cast<unsigned>(std::max<std::size_t>(1, (n + threads - 1) / threads));
 }
 
-/// What a sort did, for tests of its balance: how many elements each slot received
-/// (empty when the sort needed no exchange).
+/// What a sort did, for tests of its balance and its search: how many elements each slot
+/// received (empty when the sort needed no exchange), and how many rounds the exact
+/// splitting took.
 struct sort_stats {
   std::vector<std::size_t> bucket_sizes;
+  std::size_t split_rounds = 0;
 };
 
-/// Sorts keys (and values, same group and layout as keys) by `comp`, stably.
+/// Splits the sorted runs (run[s] holds sizes[s] elements on slot s) exactly at the segment
+/// offsets: plan.count(s, d) elements of run s go to slot d, and slot d receives exactly
+/// sizes[d] elements. Each round of the search (detail/splitters.hpp) gathers the candidate
+/// keys to the host and counts, on every slot, the elements before each candidate.
+template <class K, class Order>
+exchange_plan split_exactly(const device_group& group, const std::vector<K*>& run,
+                            const std::vector<std::size_t>& sizes, const std::vector<std::size_t>& offsets,
+                            const Order& order, std::size_t* rounds) {
+  const std::size_t k = group.size();
+  std::vector<std::size_t> targets(offsets.begin() + 1, offsets.end());
+  exact_splitting search(sizes, targets, candidates_per_run(k));
+  // Device buffers sized for the largest round (every run offers per_run positions for every
+  // target), so no round allocates.
+  const std::size_t most = (k - 1) * k * candidates_per_run(k);
+  struct slot_buffers {
+    device_buffer<std::size_t> positions, index, before;
+    device_buffer<K> offered, keys;
+  };
+  std::vector<slot_buffers> buffers(k);
+  std::vector<std::vector<K>> offered(k);
+  std::vector<std::vector<std::size_t>> before(k);
+  std::vector<K> keys;
+  std::vector<std::size_t> index;
+  for (std::size_t s = 0; s < k; ++s) {
+    if (sizes[s] == 0) continue;
+    device_guard guard(group.device(s));
+    cudaStream_t stream = group.stream(s);
+    buffers[s].positions = device_buffer<std::size_t>(std::min(most, (k - 1) * candidates_per_run(k)), group.pool(s),
+                                                      stream);
+    buffers[s].offered = device_buffer<K>(buffers[s].positions.size(), group.pool(s), stream);
+    buffers[s].keys = device_buffer<K>(most, group.pool(s), stream);
+    buffers[s].index = device_buffer<std::size_t>(most, group.pool(s), stream);
+    buffers[s].before = device_buffer<std::size_t>(most, group.pool(s), stream);
+  }
+  auto wait_all = [&] {
+    for (std::size_t s = 0; s < k; ++s) {
+      if (sizes[s] == 0) continue;
+      device_guard guard(group.device(s));
+      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group.stream(s)));
+    }
+  };
+  while (!search.done()) {
+    search.plan_round();
+    // The keys each run offers, to the host.
+    for (std::size_t s = 0; s < k; ++s) {
+      const std::vector<std::size_t>& positions = search.positions(s);
+      offered[s].resize(positions.size());
+      if (positions.empty()) continue;
+      device_guard guard(group.device(s));
+      cudaStream_t stream = group.stream(s);
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(buffers[s].positions.data(), positions.data(),
+                                        positions.size() * sizeof(std::size_t), cudaMemcpyHostToDevice, stream));
+      take_positions<<<blocks_for(positions.size(), 256), 256, 0, stream>>>(
+          run[s], buffers[s].positions.data(), positions.size(), buffers[s].offered.data());
+      check_launch("take_positions");
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(offered[s].data(), buffers[s].offered.data(), positions.size() * sizeof(K),
+                                        cudaMemcpyDeviceToHost, stream));
+    }
+    wait_all();
+    // Every candidate to every run, which counts the elements before each.
+    keys.clear();
+    index.clear();
+    for (std::size_t s = 0; s < k; ++s) {
+      keys.insert(keys.end(), offered[s].begin(), offered[s].end());
+      for (std::size_t p : search.positions(s)) index.push_back(offsets[s] + p);
+    }
+    const std::size_t count = keys.size();
+    for (std::size_t s = 0; s < k; ++s) {
+      before[s].assign(count, 0);
+      if (sizes[s] == 0) continue;
+      device_guard guard(group.device(s));
+      cudaStream_t stream = group.stream(s);
+      MULTIGPU_CUDA_TRY(
+          cudaMemcpyAsync(buffers[s].keys.data(), keys.data(), count * sizeof(K), cudaMemcpyHostToDevice, stream));
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(buffers[s].index.data(), index.data(), count * sizeof(std::size_t),
+                                        cudaMemcpyHostToDevice, stream));
+      count_before<<<blocks_for(count, 128), 128, 0, stream>>>(run[s], sizes[s], offsets[s], buffers[s].keys.data(),
+                                                              buffers[s].index.data(), count, order,
+                                                              buffers[s].before.data());
+      check_launch("count_before");
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(before[s].data(), buffers[s].before.data(), count * sizeof(std::size_t),
+                                        cudaMemcpyDeviceToHost, stream));
+    }
+    wait_all();
+    search.absorb(before);
+  }
+  if (rounds) *rounds = search.rounds();
+  std::vector<std::vector<std::size_t>> splits;
+  for (std::size_t j = 0; j < targets.size(); ++j) splits.push_back(search.split(j));
+  exchange_plan plan(k);
+  for (std::size_t s = 0; s < k; ++s) {
+    std::size_t previous = 0;
+    for (std::size_t d = 0; d < k; ++d) {
+      const std::size_t end = d + 1 < k ? splits[d][s] : sizes[s];
+      plan.count(s, d) = end - previous;
+      previous = end;
+    }
+  }
+  return plan;
+}
+
+/// Sorts keys (and values, same group and layout as keys) by `comp`, stably. Each slot
+/// holds one spare buffer the size of its segment (and one for its values): the local
+/// radix sort's second buffer, then the buffer the slot receives its share into, then the
+/// merge's second buffer. So the extra memory is about the data plus CUB's scratch.
 template <class K, class V, class Comp>
 void sort_in_layout(distributed_vector<K>& keys, distributed_vector<V>* values, const Comp& comp,
                     sort_stats* stats = nullptr) {
@@ -218,25 +321,27 @@ void sort_in_layout(distributed_vector<K>& keys, distributed_vector<V>* values, 
     else
       return static_cast<no_values*>(nullptr);
   };
+  const bool exchange = filled.size() > 1;
 
-  // 1. Local sorts.
-  std::vector<device_buffer<K>> key_alt(k);
-  std::vector<device_buffer<V>> value_alt(k);
+  // 1. Local sorts. run[s] is where slot s's sorted run lies: its segment or its spare.
+  std::vector<device_buffer<K>> spare(k);
+  std::vector<device_buffer<V>> value_spare(k);
   std::vector<K*> run(k, nullptr);
   std::vector<V*> value_run(k, nullptr);
   for (std::size_t s : filled) {
     device_guard guard(group.device(s));
     cudaStream_t stream = group.stream(s);
-    if constexpr (radix) {
-      key_alt[s] = device_buffer<K>(sizes[s], group.pool(s), stream);
-      if constexpr (with_values) value_alt[s] = device_buffer<V>(sizes[s], group.pool(s), stream);
+    if (radix || exchange) {
+      spare[s] = device_buffer<K>(sizes[s], group.pool(s), stream);
+      if constexpr (with_values) value_spare[s] = device_buffer<V>(sizes[s], group.pool(s), stream);
     }
-    std::tie(run[s], value_run[s]) = sort_run(key_data(s), key_alt[s].data(), value_data(s), value_alt[s].data(),
-                                              sizes[s], comp, group.pool(s), stream);
+    std::tie(run[s], value_run[s]) =
+        sort_run(key_data(s), spare[s].data(), value_data(s), value_spare[s].data(), sizes[s], comp, group.pool(s),
+                 stream);
   }
-  if (filled.size() == 1) {
-    const std::size_t s = filled.front();
-    device_guard guard(group.device(s));
+  // The other buffer of each slot: free once the slot's run has been sent.
+  auto other = [](auto* in, auto* a, auto* b) { return in == a ? b : a; };
+  auto settle_into_segment = [&](std::size_t s) {
     cudaStream_t stream = group.stream(s);
     if (run[s] != key_data(s))
       MULTIGPU_CUDA_TRY(cudaMemcpyAsync(key_data(s), run[s], sizes[s] * sizeof(K), cudaMemcpyDeviceToDevice, stream));
@@ -244,132 +349,45 @@ void sort_in_layout(distributed_vector<K>& keys, distributed_vector<V>* values, 
       if (value_run[s] != value_data(s))
         MULTIGPU_CUDA_TRY(cudaMemcpyAsync(value_data(s), value_run[s], sizes[s] * sizeof(V),
                                           cudaMemcpyDeviceToDevice, stream));
+  };
+  if (!exchange) {
+    const std::size_t s = filled.front();
+    device_guard guard(group.device(s));
+    settle_into_segment(s);
     return;
   }
 
-  // 2. Regular samples of every run, to the host; weighted quantiles become splitters.
-  std::vector<segment_samples<K>> samples(k);
-  {
-    std::vector<device_buffer<K>> device_samples(k);
-    for (std::size_t s : filled) {
-      device_guard guard(group.device(s));
-      cudaStream_t stream = group.stream(s);
-      segment_samples<K>& set = samples[s];
-      set.plan = regular_sampling(sizes[s], k);
-      set.offset = offsets[s];
-      set.size = sizes[s];
-      const std::size_t count = set.plan.count;
-      set.keys.resize(count);
-      device_samples[s] = device_buffer<K>(count, group.pool(s), stream);
-      take_samples<<<blocks_for(count, 256), 256, 0, stream>>>(run[s], set.plan.first, set.plan.stride, count,
-                                                                device_samples[s].data());
-      check_launch("take_samples");
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(set.keys.data(), device_samples[s].data(), count * sizeof(K),
-                                        cudaMemcpyDeviceToHost, stream));
-    }
-    for (std::size_t s : filled) {
-      device_guard guard(group.device(s));
-      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group.stream(s)));
-    }
-  }
-  std::vector<K> splitter_keys;
-  std::vector<std::size_t> splitter_index;
-  for (const indexed_key<K>& x : choose_splitters(samples, n, k, order)) {
-    splitter_keys.push_back(x.key);
-    splitter_index.push_back(x.index);
-  }
-  const std::size_t splitters = splitter_keys.size();  // k - 1
-
-  // 3. Bucket boundaries of every run.
-  exchange_plan plan(k);
-  {
-    std::vector<std::vector<std::size_t>> bounds(k, std::vector<std::size_t>(splitters));
-    std::vector<device_buffer<K>> d_keys(k);
-    std::vector<device_buffer<std::size_t>> d_index(k), d_bounds(k);
-    for (std::size_t s : filled) {
-      device_guard guard(group.device(s));
-      cudaStream_t stream = group.stream(s);
-      d_keys[s] = device_buffer<K>(splitters, group.pool(s), stream);
-      d_index[s] = device_buffer<std::size_t>(splitters, group.pool(s), stream);
-      d_bounds[s] = device_buffer<std::size_t>(splitters, group.pool(s), stream);
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(d_keys[s].data(), splitter_keys.data(), splitters * sizeof(K),
-                                        cudaMemcpyHostToDevice, stream));
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(d_index[s].data(), splitter_index.data(), splitters * sizeof(std::size_t),
-                                        cudaMemcpyHostToDevice, stream));
-      bucket_bounds<<<blocks_for(splitters, 128), 128, 0, stream>>>(run[s], sizes[s], offsets[s], d_keys[s].data(),
-                                                                     d_index[s].data(), splitters, order,
-                                                                     d_bounds[s].data());
-      check_launch("bucket_bounds");
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(bounds[s].data(), d_bounds[s].data(), splitters * sizeof(std::size_t),
-                                        cudaMemcpyDeviceToHost, stream));
-    }
-    for (std::size_t s : filled) {
-      device_guard guard(group.device(s));
-      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group.stream(s)));
-      std::size_t previous = 0;
-      for (std::size_t d = 0; d < k; ++d) {
-        const std::size_t end = d < splitters ? bounds[s][d] : sizes[s];
-        plan.count(s, d) = end - previous;
-        previous = end;
-      }
-    }
-  }
-
-  // 4. Exchange the buckets, then each receiver merges the runs it received.
+  // 2. Split every run exactly at the segment offsets, so each slot receives its own size.
+  std::size_t rounds = 0;
+  const exchange_plan plan = split_exactly(group, run, sizes, offsets, order, &rounds);
   if (stats) {
     stats->bucket_sizes.resize(k);
     for (std::size_t d = 0; d < k; ++d) stats->bucket_sizes[d] = plan.received(d);
+    stats->split_rounds = rounds;
   }
-  std::vector<device_buffer<K>> received(k), received_alt(k);
-  std::vector<device_buffer<V>> received_values(k), received_values_alt(k);
-  std::vector<K*> receive_keys(k, nullptr);
-  std::vector<V*> receive_values(k, nullptr);
-  std::vector<std::size_t> bucket_sizes(k);
-  for (std::size_t d = 0; d < k; ++d) {
-    bucket_sizes[d] = plan.received(d);
-    if (bucket_sizes[d] == 0) continue;
-    device_guard guard(group.device(d));
-    received[d] = device_buffer<K>(bucket_sizes[d], group.pool(d), group.stream(d));
-    receive_keys[d] = received[d].data();
-    if constexpr (with_values) {
-      received_values[d] = device_buffer<V>(bucket_sizes[d], group.pool(d), group.stream(d));
-      receive_values[d] = received_values[d].data();
-    }
+
+  // 3. Exchange: each slot receives into the buffer that does not hold its own run.
+  std::vector<K*> receive(k, nullptr);
+  std::vector<V*> value_receive(k, nullptr);
+  for (std::size_t d : filled) {
+    receive[d] = other(run[d], key_data(d), spare[d].data());
+    if constexpr (with_values) value_receive[d] = other(value_run[d], value_data(d), value_spare[d].data());
   }
-  all_to_all(group, plan, run, receive_keys);
-  if constexpr (with_values) all_to_all(group, plan, value_run, receive_values);
-  run.assign(k, nullptr);
-  value_run.assign(k, nullptr);
-  for (std::size_t s = 0; s < k; ++s) {  // released on their own streams, after the copies
-    key_alt[s] = device_buffer<K>();
-    value_alt[s] = device_buffer<V>();
-  }
-  for (std::size_t d = 0; d < k; ++d) {
-    if (bucket_sizes[d] == 0) continue;
+  all_to_all(group, plan, run, receive);
+  if constexpr (with_values) all_to_all(group, plan, value_run, value_receive);
+
+  // 4. Each slot merges the runs it received, using the buffer its own run was sent from
+  //    (the exchange leaves every slot's stream after the copies that read it), and ends
+  //    in its segment.
+  for (std::size_t d : filled) {
     device_guard guard(group.device(d));
     cudaStream_t stream = group.stream(d);
     std::vector<std::size_t> lengths(k);
     for (std::size_t s = 0; s < k; ++s) lengths[s] = plan.count(s, d);
-    if (std::count_if(lengths.begin(), lengths.end(), [](std::size_t x) { return x > 0; }) > 1) {
-      received_alt[d] = device_buffer<K>(bucket_sizes[d], group.pool(d), stream);
-      if constexpr (with_values) received_values_alt[d] = device_buffer<V>(bucket_sizes[d], group.pool(d), stream);
-    }
-    std::tie(run[d], value_run[d]) = merge_runs(receive_keys[d], received_alt[d].data(), receive_values[d],
-                                                received_values_alt[d].data(), std::move(lengths), order,
-                                                group.pool(d), stream);
+    std::tie(run[d], value_run[d]) = merge_runs(receive[d], run[d], value_receive[d], value_run[d],
+                                                std::move(lengths), order, group.pool(d), stream);
+    settle_into_segment(d);
   }
-
-  // 5. Back into the vector's own segment sizes.
-  const exchange_plan back = exchange_plan::relayout(bucket_sizes, sizes);
-  std::vector<K*> key_targets(k, nullptr);
-  std::vector<V*> value_targets(k, nullptr);
-  for (std::size_t s = 0; s < k; ++s) {
-    if (sizes[s] == 0) continue;
-    key_targets[s] = key_data(s);
-    if constexpr (with_values) value_targets[s] = value_data(s);
-  }
-  all_to_all(group, back, run, key_targets);
-  if constexpr (with_values) all_to_all(group, back, value_run, value_targets);
 }
 
 /// Checks keys and values, lines values up with the keys' layout if needed, and sorts.

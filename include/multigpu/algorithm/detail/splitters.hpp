@@ -1,11 +1,12 @@
 #pragma once
-// The host side of the sample sort (detail/sort.hpp): how each segment samples its sorted
-// run, and how the samples become splitters. Pure host arithmetic, tested on the CPU.
+// The host side of the distributed sort (detail/sort.hpp): the radix order of keys, and the
+// exact splitting of k sorted runs at given global ranks. Pure host arithmetic, tested on
+// the CPU.
 //
 // Every element is a (key, global index) pair, where the index of the element at position p
 // of segment s's stably sorted run is offset(s) + p. Ordering by (key, index) is a total
-// order in which equal keys keep their input order, and splitters are such pairs: so equal
-// keys split between buckets like distinct keys, and all-equal input spreads evenly.
+// order in which equal keys keep their input order, so every rank t names exactly one
+// element, and equal keys split between segments like distinct keys.
 
 #include <cuda/std/bit>
 #include <cuda_runtime_api.h>
@@ -13,6 +14,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -37,82 +40,157 @@ struct radix_less {
   __host__ __device__ bool operator()(const K& a, const K& b) const { return ordered(a) < ordered(b); }
 };
 
-/// A key with its index in the global (key, index) order.
-template <class K>
-struct indexed_key {
-  K key;
-  std::size_t index;
-};
-
-/// (key, index) order under `order` on the keys.
-template <class K, class Order>
-bool comes_before(const indexed_key<K>& a, const indexed_key<K>& b, const Order& order) {
-  return order(a.key, b.key) || (!order(b.key, a.key) && a.index < b.index);
+/// How many candidates each run offers per target and round: every round shrinks each
+/// run's window to below one candidate spacing, and the rounds' host work grows with
+/// runs * runs * candidates, so fewer per run when there are many runs.
+inline std::size_t candidates_per_run(std::size_t runs) {
+  return std::clamp<std::size_t>(4096 / std::max<std::size_t>(runs, 1), 16, 512);
 }
 
-/// Samples each segment contributes: enough that buckets stay within a few percent of n/k
-/// (regular sampling misplaces a splitter by at most one sample spacing per segment).
-inline std::size_t samples_per_segment(std::size_t slots) { return std::min<std::size_t>(64 * slots, 4096); }
-
-/// Which positions of a sorted run of `size` elements (size > 0) are sampled: first,
-/// first + stride, ..., count of them, all inside the run.
-struct sampling {
-  std::size_t first = 0;
-  std::size_t stride = 1;
-  std::size_t count = 0;
-};
-inline sampling regular_sampling(std::size_t size, std::size_t slots) {
-  sampling s;
-  s.stride = std::max<std::size_t>(1, size / samples_per_segment(slots));
-  s.count = size / s.stride;
-  s.first = s.stride / 2;
-  return s;
-}
-
-/// One segment's samples: keys[j] is position plan.first + j * plan.stride of its sorted
-/// run, which holds `size` elements and starts at global index `offset`.
-template <class K>
-struct segment_samples {
-  std::vector<K> keys;
-  sampling plan;
-  std::size_t offset = 0;
-  std::size_t size = 0;
-};
-
-/// k - 1 splitters, in (key, index) order, at the weighted quantiles j n / k of the samples
-/// (each sample stands for size / count elements of its segment). Bucket d then holds the
-/// elements from splitter d - 1 (included) to splitter d (excluded).
-template <class K, class Order>
-std::vector<indexed_key<K>> choose_splitters(const std::vector<segment_samples<K>>& segments, std::size_t n,
-                                             std::size_t k, const Order& order) {
-  struct weighted {
-    indexed_key<K> at;
-    double weight;
+/// Exact splitting of k sorted runs at target ranks: for each target t, how many elements of
+/// each run come before the element of global rank t in (key, index) order, so that the
+/// counts sum to t. This is what lets every segment receive exactly its own size.
+///
+/// The search keeps, per target and run, a window [lo, hi] that holds the answer. Each round
+/// every run offers up to `per_run` evenly spaced positions of its window as candidates; the
+/// caller finds, for every candidate, how many elements of every run come before it (a
+/// binary search on the device); a candidate's global rank is the sum. The nearest
+/// candidates below and above t then narrow every window to less than one candidate
+/// spacing, so about log(run size) / log(per_run) rounds suffice, and a window that fits in
+/// one round's candidates ends the search (the element of rank t is among them, or every
+/// window has closed on the answer).
+class exact_splitting {
+ public:
+  /// One candidate: position `position` of run `run`, offered for target `target`.
+  struct candidate {
+    std::size_t run;
+    std::size_t position;
+    std::size_t target;
   };
-  std::vector<weighted> all;
-  for (const segment_samples<K>& s : segments) {
-    if (s.keys.empty()) continue;
-    const double weight = static_cast<double>(s.size) / static_cast<double>(s.keys.size());
-    for (std::size_t j = 0; j < s.keys.size(); ++j)
-      all.push_back({{s.keys[j], s.offset + s.plan.first + j * s.plan.stride}, weight});
+
+  /// targets must be non-decreasing and at most the total of run_sizes
+  /// (std::invalid_argument otherwise).
+  exact_splitting(std::vector<std::size_t> run_sizes, std::vector<std::size_t> targets, std::size_t per_run)
+      : sizes_(std::move(run_sizes)), targets_(std::move(targets)), per_run_(std::max<std::size_t>(per_run, 2)) {
+    const std::size_t total = std::accumulate(sizes_.begin(), sizes_.end(), std::size_t{0});
+    for (std::size_t j = 0; j < targets_.size(); ++j)
+      if (targets_[j] > total || (j > 0 && targets_[j] < targets_[j - 1]))
+        throw std::invalid_argument("exact_splitting: the target ranks must be non-decreasing and at most the total");
+    const std::size_t k = sizes_.size();
+    lo_.assign(targets_.size() * k, 0);
+    hi_.resize(targets_.size() * k);
+    for (std::size_t j = 0; j < targets_.size(); ++j)
+      for (std::size_t s = 0; s < k; ++s) hi_[j * k + s] = sizes_[s];
+    by_run_.resize(k);
+    for (std::size_t j = 0; j < targets_.size(); ++j) settle(j);
   }
-  std::sort(all.begin(), all.end(),
-            [&](const weighted& a, const weighted& b) { return comes_before(a.at, b.at, order); });
-  std::vector<indexed_key<K>> splitters;
-  double seen = 0;
-  std::size_t next = 1;
-  for (const weighted& w : all) {
-    seen += w.weight;
-    while (next < k && seen >= static_cast<double>(n) * static_cast<double>(next) / static_cast<double>(k)) {
-      splitters.push_back(w.at);
-      ++next;
+
+  std::size_t runs() const noexcept { return sizes_.size(); }
+  std::size_t targets() const noexcept { return targets_.size(); }
+  std::size_t rounds() const noexcept { return rounds_; }
+
+  bool done() const {
+    for (std::size_t j = 0; j < targets_.size(); ++j)
+      if (!settled(j)) return false;
+    return true;
+  }
+
+  /// Chooses this round's candidates: for every run in turn, the positions it offers for every
+  /// unsettled target. candidates() lists them run by run, in the order of positions(run).
+  void plan_round() {
+    const std::size_t k = runs();
+    candidates_.clear();
+    for (std::size_t s = 0; s < k; ++s) {
+      by_run_[s].clear();
+      for (std::size_t j = 0; j < targets_.size(); ++j) {
+        if (settled(j)) continue;
+        const std::size_t lo = lo_[j * k + s], width = hi_[j * k + s] - lo;
+        const std::size_t count = std::min(width, per_run_);
+        for (std::size_t i = 0; i < count; ++i) {
+          const std::size_t position = lo + (width <= per_run_ ? i : i * width / per_run_);
+          by_run_[s].push_back(position);
+          candidates_.push_back({s, position, j});
+        }
+      }
+    }
+    ++rounds_;
+  }
+
+  const std::vector<candidate>& candidates() const noexcept { return candidates_; }
+  /// The positions of run s among candidates(), in order.
+  const std::vector<std::size_t>& positions(std::size_t run) const { return by_run_.at(run); }
+
+  /// before[s][c]: how many elements of run s come before candidate c in (key, index) order.
+  void absorb(const std::vector<std::vector<std::size_t>>& before) {
+    const std::size_t k = runs();
+    if (before.size() != k) throw std::invalid_argument("exact_splitting::absorb: one count list per run");
+    for (const auto& counts : before)
+      if (counts.size() != candidates_.size())
+        throw std::invalid_argument("exact_splitting::absorb: one count per candidate");
+    constexpr std::size_t none = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> below(targets_.size(), none), above(targets_.size(), none);
+    std::vector<std::size_t> below_rank(targets_.size(), 0), above_rank(targets_.size(), 0);
+    for (std::size_t c = 0; c < candidates_.size(); ++c) {
+      const std::size_t j = candidates_[c].target;
+      std::size_t rank = 0;
+      for (std::size_t s = 0; s < k; ++s) rank += before[s][c];
+      const std::size_t t = targets_[j];
+      if (rank == t) {  // the element of rank t itself: the split is just before it
+        for (std::size_t s = 0; s < k; ++s) lo_[j * k + s] = hi_[j * k + s] = before[s][c];
+        below[j] = above[j] = none;
+        continue;
+      }
+      if (settled(j)) continue;
+      if (rank < t && (below[j] == none || rank > below_rank[j])) below[j] = c, below_rank[j] = rank;
+      if (rank > t && (above[j] == none || rank < above_rank[j])) above[j] = c, above_rank[j] = rank;
+    }
+    for (std::size_t j = 0; j < targets_.size(); ++j) {
+      if (settled(j)) continue;
+      for (std::size_t s = 0; s < k; ++s) {
+        // Everything before a candidate of rank < t, and the candidate itself, is among the
+        // first t; nothing from a candidate of rank > t on is.
+        if (below[j] != none) {
+          const candidate& a = candidates_[below[j]];
+          lo_[j * k + s] = std::max(lo_[j * k + s], before[s][below[j]] + (a.run == s ? 1 : 0));
+        }
+        if (above[j] != none) hi_[j * k + s] = std::min(hi_[j * k + s], before[s][above[j]]);
+        if (lo_[j * k + s] > hi_[j * k + s])
+          throw std::logic_error("exact_splitting: the counts contradict each other (runs not sorted?)");
+      }
+      settle(j);
     }
   }
-  while (next < k && !all.empty()) {  // rounding left the last quantiles out: past the end
-    splitters.push_back({all.back().at.key, n});
-    ++next;
+
+  /// For target j, once done(): how many elements of each run come before the split.
+  std::vector<std::size_t> split(std::size_t j) const {
+    const std::size_t k = runs();
+    return {lo_.begin() + static_cast<std::ptrdiff_t>(j * k), lo_.begin() + static_cast<std::ptrdiff_t>((j + 1) * k)};
   }
-  return splitters;
-}
+
+ private:
+  bool settled(std::size_t j) const {
+    const std::size_t k = runs();
+    for (std::size_t s = 0; s < k; ++s)
+      if (lo_[j * k + s] != hi_[j * k + s]) return false;
+    return true;
+  }
+  /// Closes target j's windows when one side already sums to its target.
+  void settle(std::size_t j) {
+    const std::size_t k = runs();
+    std::size_t low = 0, high = 0;
+    for (std::size_t s = 0; s < k; ++s) low += lo_[j * k + s], high += hi_[j * k + s];
+    if (low == targets_[j])
+      for (std::size_t s = 0; s < k; ++s) hi_[j * k + s] = lo_[j * k + s];
+    else if (high == targets_[j])
+      for (std::size_t s = 0; s < k; ++s) lo_[j * k + s] = hi_[j * k + s];
+  }
+
+  std::vector<std::size_t> sizes_, targets_;
+  std::size_t per_run_;
+  std::vector<std::size_t> lo_, hi_;  // [target * runs + run]
+  std::vector<candidate> candidates_;
+  std::vector<std::vector<std::size_t>> by_run_;
+  std::size_t rounds_ = 0;
+};
 
 }  // namespace multigpu::detail
