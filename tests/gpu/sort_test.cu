@@ -174,7 +174,8 @@ TYPED_TEST(Sort, DuplicateHeavyKeysSplitExactlyAtTheSegments) {
       EXPECT_EQ(stats.bucket_sizes[d], v.layout().segment_size(d))
           << "slot " << d << " received another size than its segment's";
     EXPECT_GE(stats.split_rounds, 1u);
-    EXPECT_LE(stats.split_rounds, 4u) << "the exact splitting took more rounds than its bound";
+    // 12,500 elements a slot, 16 candidates a run (memory-bound at this size): log16(12500) + 2.
+    EXPECT_LE(stats.split_rounds, 6u) << "the exact splitting took more rounds than its bound";
     std::vector<K> want = host;
     std::stable_sort(want.begin(), want.end(), radix_order<K>{});
     EXPECT_TRUE(same_bits(mg::to_vector(v), want));

@@ -201,10 +201,14 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
                             const Order& order, std::size_t* rounds) {
   const std::size_t k = group.size();
   std::vector<std::size_t> targets(offsets.begin() + 1, offsets.end());
-  exact_splitting search(sizes, targets, candidates_per_run(k));
+  std::size_t smallest = static_cast<std::size_t>(-1);
+  for (std::size_t size : sizes)
+    if (size > 0) smallest = std::min(smallest, size);
+  const std::size_t per_run = candidates_per_run(k, smallest, sizeof(K));
+  exact_splitting search(sizes, targets, per_run);
   // Device buffers sized for the largest round (every run offers per_run positions for every
   // target), so no round allocates.
-  const std::size_t most = (k - 1) * k * candidates_per_run(k);
+  const std::size_t most = (k - 1) * k * per_run;
   struct slot_buffers {
     device_buffer<std::size_t> positions, index, before;
     device_buffer<K> offered, keys;
@@ -218,8 +222,7 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
     if (sizes[s] == 0) continue;
     device_guard guard(group.device(s));
     cudaStream_t stream = group.stream(s);
-    buffers[s].positions = device_buffer<std::size_t>(std::min(most, (k - 1) * candidates_per_run(k)), group.pool(s),
-                                                      stream);
+    buffers[s].positions = device_buffer<std::size_t>((k - 1) * per_run, group.pool(s), stream);
     buffers[s].offered = device_buffer<K>(buffers[s].positions.size(), group.pool(s), stream);
     buffers[s].keys = device_buffer<K>(most, group.pool(s), stream);
     buffers[s].index = device_buffer<std::size_t>(most, group.pool(s), stream);
