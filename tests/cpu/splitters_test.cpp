@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -41,12 +42,23 @@ struct element {
 };
 bool before(const element& a, const element& b) { return a.key < b.key || (a.key == b.key && a.index < b.index); }
 
+/// The (key, index) order the device's count_before uses, for any order on the keys.
+template <class Order>
+struct indexed_order {
+  Order order;
+  bool operator()(const element& a, const element& b) const {
+    return order(a.key, b.key) || (!order(b.key, a.key) && a.index < b.index);
+  }
+};
+
 /// Runs the search the way sort does on the device, with host binary searches standing in
-/// for the device's, and returns the splits; rounds says how many rounds it took.
+/// for the device's, and returns the checked splits; rounds says how many rounds it took.
+template <class Order = std::less<int>>
 std::vector<std::vector<std::size_t>> search(const std::vector<std::vector<int>>& runs,
                                              const std::vector<std::size_t>& offsets,
                                              const std::vector<std::size_t>& targets, std::size_t per_run,
-                                             std::size_t* rounds = nullptr) {
+                                             std::size_t* rounds = nullptr, Order order = {}) {
+  const indexed_order<Order> earlier{order};
   std::vector<std::size_t> sizes;
   for (const auto& r : runs) sizes.push_back(r.size());
   mgd::exact_splitting s(sizes, targets, per_run);
@@ -59,7 +71,7 @@ std::vector<std::vector<std::size_t>> search(const std::vector<std::vector<int>>
         std::size_t lo = 0, hi = runs[r].size();
         while (lo < hi) {
           const std::size_t mid = (lo + hi) / 2;
-          if (before({runs[r][mid], offsets[r] + mid}, x))
+          if (earlier({runs[r][mid], offsets[r] + mid}, x))
             lo = mid + 1;
           else
             hi = mid;
@@ -70,9 +82,7 @@ std::vector<std::vector<std::size_t>> search(const std::vector<std::vector<int>>
     if (s.rounds() > 64) throw std::runtime_error("the search does not end");
   }
   if (rounds) *rounds = s.rounds();
-  std::vector<std::vector<std::size_t>> out;
-  for (std::size_t j = 0; j < targets.size(); ++j) out.push_back(s.split(j));
-  return out;
+  return s.checked_splits();
 }
 
 /// The same splits by brute force: merge everything, and count per run among the first t.
@@ -166,6 +176,51 @@ TEST(Splitters, AnyTargetRanksIncludingTheEnds) {
   std::vector<std::size_t> targets{0, 0, 1, 2, 39, 200, total - 1, total, total};
   EXPECT_EQ(search(runs, offsets, targets, 4), brute_force(runs, offsets, targets));
   EXPECT_EQ(search(runs, offsets, {}, 4).size(), 0u);
+}
+
+TEST(Splitters, AnOrderThatIsNotStrictWeakThrowsInsteadOfLoopingOrPlanningOutOfBounds) {
+  // <= on all-equal keys: every candidate has every element before it, so the windows never
+  // move; the search must give up with std::invalid_argument, not loop.
+  const std::vector<std::vector<int>> equal{{3, 3}, {3, 3}};
+  EXPECT_THROW(search(equal, {0, 2}, {2}, 2, nullptr, std::less_equal<int>{}), std::invalid_argument);
+  // Orders that are not strict weak orders at all (a hash of the pair): the search either
+  // throws std::invalid_argument or returns splits that add up and nest, whatever happens.
+  std::mt19937 rng(3);
+  int threw = 0, returned = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const unsigned salt = static_cast<unsigned>(trial);
+    auto chaos = [salt](int a, int b) {
+      return ((static_cast<unsigned>(a) * 2654435761u) ^ (static_cast<unsigned>(b) * 40503u) ^ salt) & 1u;
+    };
+    const std::size_t k = 2 + static_cast<std::size_t>(trial % 4);
+    std::vector<std::vector<int>> runs(k);
+    std::vector<std::size_t> offsets(k), targets;
+    std::size_t offset = 0;
+    for (std::size_t s = 0; s < k; ++s) {
+      runs[s] = make_keys("two values", 1 + rng() % 40, rng);
+      offsets[s] = offset;
+      if (s > 0) targets.push_back(offset);
+      offset += runs[s].size();
+    }
+    try {
+      const auto splits = search(runs, offsets, targets, 4, nullptr, chaos);
+      ++returned;
+      for (std::size_t j = 0; j < targets.size(); ++j) {
+        std::size_t sum = 0;
+        for (std::size_t s = 0; s < k; ++s) {
+          EXPECT_LE(splits[j][s], runs[s].size());
+          if (j > 0) EXPECT_GE(splits[j][s], splits[j - 1][s]);
+          sum += splits[j][s];
+        }
+        EXPECT_EQ(sum, targets[j]);
+      }
+    } catch (const std::invalid_argument& e) {
+      ++threw;
+      EXPECT_NE(std::string(e.what()).find("not a strict weak order"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_GT(threw, 0);
+  EXPECT_EQ(threw + returned, 300);
 }
 
 TEST(Splitters, BadTargetsAndCountsAreRefused) {

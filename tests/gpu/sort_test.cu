@@ -355,4 +355,29 @@ TEST(SortErrors, KeysAndValuesMustMatch) {
   EXPECT_THROW(mg::sort_by_key(keys, keys), std::invalid_argument);
 }
 
+// A comparator that is not a strict weak order is the caller's bug, but it must neither hang
+// the sort nor move data out of bounds: the call returns or throws std::invalid_argument,
+// and either way the vector holds a permutation of its input and stays usable.
+TEST(SortErrors, AComparatorThatIsNotAStrictWeakOrderNeverHangsOrCorrupts) {
+  for (const auto& s : exchange_shapes()) {
+    SCOPED_TRACE(s.name);
+    const std::vector<std::vector<int>> inputs{std::vector<int>(1001, 3),
+                                               make_keys<int>(1001, distribution_kind::two_values)};
+    for (const std::vector<int>& host : inputs) {
+      mg::distributed_vector<int> v(host, s.group);
+      try {
+        mg::sort(v, cuda::std::less_equal<>{});
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("not a strict weak order"), std::string::npos) << e.what();
+      }
+      std::vector<int> got = mg::to_vector(v), want = host;
+      std::sort(got.begin(), got.end());
+      std::sort(want.begin(), want.end());
+      EXPECT_EQ(got, want) << "the vector no longer holds a permutation of its input";
+      mg::sort(v);
+      EXPECT_EQ(mg::to_vector(v), want) << "the next sort went wrong";
+    }
+  }
+}
+
 }  // namespace

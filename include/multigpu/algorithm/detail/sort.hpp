@@ -281,8 +281,7 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
     search.absorb(before);
   }
   if (rounds) *rounds = search.rounds();
-  std::vector<std::vector<std::size_t>> splits;
-  for (std::size_t j = 0; j < targets.size(); ++j) splits.push_back(search.split(j));
+  const std::vector<std::vector<std::size_t>> splits = search.checked_splits();
   exchange_plan plan(k);
   for (std::size_t s = 0; s < k; ++s) {
     std::size_t previous = 0;
@@ -331,16 +330,20 @@ void sort_in_layout(distributed_vector<K>& keys, distributed_vector<V>* values, 
   std::vector<device_buffer<V>> value_spare(k);
   std::vector<K*> run(k, nullptr);
   std::vector<V*> value_run(k, nullptr);
+  auto allocate_spare = [&](std::size_t s, cudaStream_t stream) {
+    spare[s] = device_buffer<K>(sizes[s], group.pool(s), stream);
+    if constexpr (with_values) value_spare[s] = device_buffer<V>(sizes[s], group.pool(s), stream);
+  };
   for (std::size_t s : filled) {
     device_guard guard(group.device(s));
     cudaStream_t stream = group.stream(s);
-    if (radix || exchange) {
-      spare[s] = device_buffer<K>(sizes[s], group.pool(s), stream);
-      if constexpr (with_values) value_spare[s] = device_buffer<V>(sizes[s], group.pool(s), stream);
-    }
+    // Radix sort needs the spare as its second buffer. Merge sort has scratch of its own
+    // about the data's size: the spare comes after it, so the pool can reuse that memory.
+    if (radix) allocate_spare(s, stream);
     std::tie(run[s], value_run[s]) =
         sort_run(key_data(s), spare[s].data(), value_data(s), value_spare[s].data(), sizes[s], comp, group.pool(s),
                  stream);
+    if (!radix && exchange) allocate_spare(s, stream);
   }
   // The other buffer of each slot: free once the slot's run has been sent.
   auto other = [](auto* in, auto* a, auto* b) { return in == a ? b : a; };

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -90,6 +91,13 @@ class exact_splitting {
       for (std::size_t s = 0; s < k; ++s) hi_[j * k + s] = sizes_[s];
     by_run_.resize(k);
     for (std::size_t j = 0; j < targets_.size(); ++j) settle(j);
+    // A strict weak order needs about log(largest run) / log(per_run) rounds, plus one; twice
+    // that and a margin, and the order must be inconsistent.
+    const std::size_t largest = sizes_.empty() ? 0 : *std::max_element(sizes_.begin(), sizes_.end());
+    std::size_t log = 0;
+    for (std::size_t reach = 1; reach <= largest; ++log)
+      reach = reach > largest / per_run_ ? largest + 1 : reach * per_run_;
+    max_rounds_ = 2 * log + 4;
   }
 
   std::size_t runs() const noexcept { return sizes_.size(); }
@@ -105,6 +113,8 @@ class exact_splitting {
   /// Chooses this round's candidates: for every run in turn, the positions it offers for every
   /// unsettled target. candidates() lists them run by run, in the order of positions(run).
   void plan_round() {
+    if (rounds_ >= max_rounds_)
+      throw std::invalid_argument(concat_reason("the split search did not converge in ", max_rounds_, " rounds"));
     const std::size_t k = runs();
     candidates_.clear();
     for (std::size_t s = 0; s < k; ++s) {
@@ -162,7 +172,7 @@ class exact_splitting {
         }
         if (above[j] != none) hi_[j * k + s] = std::min(hi_[j * k + s], before[s][above[j]]);
         if (lo_[j * k + s] > hi_[j * k + s])
-          throw std::logic_error("exact_splitting: the counts contradict each other (runs not sorted?)");
+          throw std::invalid_argument(concat_reason("the counts of elements before the candidates contradict each other"));
       }
       settle(j);
     }
@@ -172,6 +182,27 @@ class exact_splitting {
   std::vector<std::size_t> split(std::size_t j) const {
     const std::size_t k = runs();
     return {lo_.begin() + static_cast<std::ptrdiff_t>(j * k), lo_.begin() + static_cast<std::ptrdiff_t>((j + 1) * k)};
+  }
+
+  /// Every target's split, once done(), checked: each sums to its target, stays within its
+  /// run, and never decreases from one target to the next. A strict weak order always passes;
+  /// an order that is not one can end the search with splits that fail, and then
+  /// std::invalid_argument is thrown rather than an exchange planned from them.
+  std::vector<std::vector<std::size_t>> checked_splits() const {
+    const std::size_t k = runs();
+    std::vector<std::vector<std::size_t>> out;
+    for (std::size_t j = 0; j < targets_.size(); ++j) {
+      out.push_back(split(j));
+      std::size_t sum = 0;
+      for (std::size_t s = 0; s < k; ++s) {
+        sum += out[j][s];
+        if (out[j][s] > sizes_[s] || (j > 0 && out[j][s] < out[j - 1][s]))
+          throw std::invalid_argument(concat_reason("the splits of the sorted runs are not nested"));
+      }
+      if (sum != targets_[j])
+        throw std::invalid_argument(concat_reason("the splits of the sorted runs do not add up to their ranks"));
+    }
+    return out;
   }
 
  private:
@@ -192,8 +223,18 @@ class exact_splitting {
       for (std::size_t s = 0; s < k; ++s) lo_[j * k + s] = hi_[j * k + s];
   }
 
+  template <class... Parts>
+  static std::string concat_reason(const Parts&... parts) {
+    std::string out = "sort: the comparator is not a strict weak order (";
+    ((out += to_text(parts)), ...);
+    return out + "); the vector holds a permutation of its input";
+  }
+  static std::string to_text(const char* x) { return x; }
+  static std::string to_text(std::size_t x) { return std::to_string(x); }
+
   std::vector<std::size_t> sizes_, targets_;
   std::size_t per_run_;
+  std::size_t max_rounds_ = 0;
   std::vector<std::size_t> lo_, hi_;  // [target * runs + run]
   std::vector<candidate> candidates_;
   std::vector<std::vector<std::size_t>> by_run_;
