@@ -355,18 +355,24 @@ TEST(SortErrors, KeysAndValuesMustMatch) {
   EXPECT_THROW(mg::sort_by_key(keys, keys), std::invalid_argument);
 }
 
-// A comparator that is not a strict weak order is the caller's bug, but it must neither hang
-// the sort nor move data out of bounds: the call returns or throws std::invalid_argument,
-// and either way the vector holds a permutation of its input and stays usable.
-TEST(SortErrors, AComparatorThatIsNotAStrictWeakOrderNeverHangsOrCorrupts) {
+// A comparator that is not a strict weak order (here <=) is the caller's bug, but it must
+// neither hang the sort nor move data out of bounds: the call returns or throws
+// std::invalid_argument, and either way the vector holds a permutation of its input and
+// stays usable.
+TEST(SortErrors, LessOrEqualAsTheComparatorNeverHangsOrCorrupts) {
   for (const auto& s : exchange_shapes()) {
     SCOPED_TRACE(s.name);
     const std::vector<std::vector<int>> inputs{std::vector<int>(1001, 3),
                                                make_keys<int>(1001, distribution_kind::two_values)};
     for (const std::vector<int>& host : inputs) {
       mg::distributed_vector<int> v(host, s.group);
+      const bool all_equal = host.front() == host.back() && std::adjacent_find(host.begin(), host.end(),
+                                                                                std::not_equal_to<>{}) == host.end();
       try {
         mg::sort(v, cuda::std::less_equal<>{});
+        // With <= every element comes before every equal one, so the split can never
+        // settle on all-equal keys over several slots.
+        EXPECT_FALSE(all_equal && s.group.size() > 1) << "<= on all-equal keys was not noticed";
       } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("not a strict weak order"), std::string::npos) << e.what();
       }
@@ -377,6 +383,41 @@ TEST(SortErrors, AComparatorThatIsNotAStrictWeakOrderNeverHangsOrCorrupts) {
       mg::sort(v);
       EXPECT_EQ(mg::to_vector(v), want) << "the next sort went wrong";
     }
+  }
+}
+
+/// `<=` on the tens digit: every key from 30 to 39 counts as before every other, so over
+/// several slots the exact split can never settle, while the keys stay distinguishable.
+struct tens_at_most {
+  __host__ __device__ bool operator()(int a, int b) const { return a / 10 <= b / 10; }
+};
+
+// sort_by_key keeps its pairs through that error, also with the values in another layout.
+TEST(SortErrors, SortByKeyKeepsItsPairsWhenTheComparatorIsRefused) {
+  const auto& s = exchange_shapes()[1];  // {0,0,0}
+  const std::size_t n = 1001;
+  std::vector<int> keys_host(n);
+  for (std::size_t i = 0; i < n; ++i) keys_host[i] = 30 + static_cast<int>(i * 7 % 10);
+  const std::vector<long long> values_host(keys_host.begin(), keys_host.end());  // each value names its key
+  for (bool same_layout : {true, false}) {
+    SCOPED_TRACE(same_layout ? "values in the keys' layout" : "values in another layout");
+    mg::distributed_vector<int> keys(keys_host, s.group);
+    std::vector<std::size_t> skewed(s.group.size(), 0);
+    skewed.back() = n;
+    mg::distributed_vector<long long> values =
+        same_layout ? mg::distributed_vector<long long>(values_host, s.group)
+                    : mg::distributed_vector<long long>(s.group, mg::distribution::from_sizes(skewed));
+    if (!same_layout) values.upload(0, values_host.data(), n);
+    EXPECT_THROW(mg::sort_by_key(keys, values, tens_at_most{}), std::invalid_argument);
+    const std::vector<int> got_keys = mg::to_vector(keys);
+    const std::vector<long long> got_values = mg::to_vector(values);
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_EQ(got_values[i], got_keys[i]) << "element " << i << " lost its value";
+    mg::sort_by_key(keys, values);
+    const std::vector<int> sorted_keys = mg::to_vector(keys);
+    EXPECT_TRUE(std::is_sorted(sorted_keys.begin(), sorted_keys.end()));
+    const std::vector<long long> sorted_values = mg::to_vector(values);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(sorted_values[i], sorted_keys[i]) << "element " << i;
   }
 }
 

@@ -415,7 +415,17 @@ void sort_by_key_impl(const char* algorithm, distributed_vector<K>& keys, distri
   }
   distributed_vector<V> lined_up(keys.group(), keys.layout());
   lined_up.copy_range_from(values, 0, values.size(), 0);
-  sort_in_layout(keys, &lined_up, comp);
+  try {
+    sort_in_layout(keys, &lined_up, comp);
+  } catch (...) {
+    // The keys may already have moved (each segment sorted by itself, with its values): put
+    // the values back beside them, so that the pairs survive the error.
+    try {
+      values.copy_range_from(lined_up, 0, values.size(), 0);
+    } catch (...) {  // the sort's error is the one to report
+    }
+    throw;
+  }
   values.copy_range_from(lined_up, 0, values.size(), 0);
 }
 
