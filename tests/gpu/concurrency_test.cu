@@ -29,6 +29,11 @@ namespace mg = multigpu;
 
 constexpr int thread_count = 8;
 
+/// Rounds of each test. Under the sanitizers (MULTIGPU_TEST_SMALL) every test keeps its eight
+/// threads and its mix of calls, but runs fewer rounds: racecheck instruments every launch,
+/// and at full length this binary did not finish under it in 230 s.
+int rounds(int full, int small) { return test::small_run() ? small : full; }
+
 struct affine {
   __host__ __device__ long long operator()(long long x) const { return 3 * x + 1; }
 };
@@ -128,9 +133,9 @@ TEST(Concurrency, EightThreadsRunMixedAlgorithmsOnSharedGroups) {
   shared_groups groups;
   const std::vector<std::size_t> sizes = test::small_run() ? std::vector<std::size_t>{0, 1, 2, 3, 4097, 10007}
                                                       : std::vector<std::size_t>{0, 1, 2, 3, 4097, 100003, 1000003};
-  constexpr int rounds = 6;
+  const int round_count = rounds(6, 2);
   const std::string report = run_threads([&](int t, findings& found) {
-    for (int round = 0; round < rounds; ++round) {
+    for (int round = 0; round < round_count; ++round) {
       const std::size_t n = sizes[static_cast<std::size_t>(t + round) % sizes.size()];
       const auto& g = groups[t + round];
       const auto& other = groups[t + round + 1];
@@ -195,7 +200,7 @@ TEST(Concurrency, OneVectorReadByEightThreadsAtOnce) {
     const auto lowest = std::min_element(host.begin(), host.end()) - host.begin();
     const std::string report = run_threads([&](int t, findings& found) {
       const auto& other = groups[t];
-      for (int round = 0; round < (test::small_run() ? 2 : 8); ++round) {
+      for (int round = 0; round < rounds(8, 1); ++round) {
         found.equal(mg::reduce(shared), total, "reduce");
         found.equal(mg::to_vector(shared), host, "to_vector");
         const std::size_t i = static_cast<std::size_t>(t * 104729 + round * 7919) % n;
@@ -221,8 +226,8 @@ TEST(Concurrency, OneVectorReadByEightThreadsAtOnce) {
 
 TEST(Concurrency, WritesToOneVectorUnderALockAreSeenWhole) {
   shared_groups groups;
-  const std::size_t n = 100003;
-  constexpr int writes_per_writer = 25;
+  const std::size_t n = test::small_run() ? 10007 : 100003;
+  const int writes_per_writer = rounds(25, 6);
   mg::distributed_vector<long long> v(n, 0LL, groups.workers);
   std::shared_mutex lock;
   const std::string report = run_threads([&](int t, findings& found) {
@@ -236,7 +241,7 @@ TEST(Concurrency, WritesToOneVectorUnderALockAreSeenWhole) {
       }
     } else {  // readers, together: every read sees a state between two whole updates
       long long last = 0;
-      for (int i = 0; i < 40; ++i) {
+      for (int i = 0; i < rounds(40, 10); ++i) {
         std::shared_lock shared(lock);
         const std::vector<long long> seen = mg::to_vector(v);
         const long long sum = mg::reduce(v);
@@ -258,7 +263,7 @@ TEST(Concurrency, WritesToOneVectorUnderALockAreSeenWhole) {
 TEST(Concurrency, GroupsComeAndGoOnManyThreads) {
   const int devices = mg::visible_device_count();
   const std::string report = run_threads([&](int t, findings& found) {
-    for (int round = 0; round < 5; ++round) {
+    for (int round = 0; round < rounds(5, 2); ++round) {
       mg::group_options options;
       if ((t + round) % 3 == 0) options.peers = mg::peer_policy::host_staged;
       if ((t + round) % 4 == 1) options.dispatch = mg::dispatch_policy::worker_threads;
