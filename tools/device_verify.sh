@@ -8,6 +8,13 @@
 #                                   (default 240) the no-sync long mode next to the sanitizer
 #                                   pool: memcheck on every GPU test binary, racecheck,
 #                                   synccheck and initcheck on the kernel-heavy ones
+#   tools/device_verify.sh alone [SECONDS] [PAIRS...]
+#                                   the sanitizer runs that need the GPU nearly to themselves,
+#                                   two at a time for SECONDS (default 540): by default
+#                                   memcheck of the sort tests (246 s in a pool of ten),
+#                                   racecheck of the concurrency, scan and sort tests, and
+#                                   initcheck of the concurrency, reduce and scan tests;
+#                                   or the TOOL:BINARY pairs given
 #   tools/device_verify.sh long [SECONDS] [LANES]
 #                                   the no-sync long mode alone, LANES (default 6) per element
 #                                   type, for SECONDS (default 400): 10^5 cases need the GPU
@@ -44,10 +51,20 @@ case $what in
     cat "$LOGS/sanitize_summary.txt"
     echo "== no-sync long mode:"
     tail -5 "$LOGS/nosync_summary.txt" ;;
+  alone)
+    seconds=${2:-540}
+    shift $(( $# < 2 ? $# : 2 ))
+    pairs=("$@")
+    (( ${#pairs[@]} )) || pairs=(memcheck:gpu_sort_tests racecheck:gpu_concurrency_tests racecheck:gpu_scan_tests
+                                 initcheck:gpu_concurrency_tests initcheck:gpu_reduce_tests initcheck:gpu_scan_tests
+                                 racecheck:gpu_sort_tests)
+    POOL=${POOL:-2} SANITIZE_TIMEOUT=$((seconds - 10)) timeout "$seconds" "$here/sanitize_pool.sh" "${pairs[@]}" > /dev/null 2>&1
+    echo "== sanitizers, two at a time (runs not listed were cut off at ${seconds}s):"
+    cat "$LOGS/sanitize_summary.txt" ;;
   long)
     "$here/nosync_long.sh" "${2:-400}" "${3:-6}" 1000 > "$LOGS/nosync_summary.txt" 2>&1
     tail -5 "$LOGS/nosync_summary.txt" ;;
-  *) echo "usage: $0 suite | checks [SECONDS] | long [SECONDS] [LANES]" >&2; exit 2 ;;
+  *) echo "usage: $0 suite | checks [SECONDS] | alone [SECONDS] [TOOL:BINARY...] | long [SECONDS] [LANES]" >&2; exit 2 ;;
 esac
 status=$?
 [[ -n ${OUT:-} ]] && tar czf "$OUT/${what}_logs.tar.gz" -C "$LOGS" . 2> /dev/null
