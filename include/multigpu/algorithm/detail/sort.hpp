@@ -235,6 +235,8 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
       MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group.stream(s)));
     }
   };
+  // A copy into pageable host memory returns only when it is done, so every slot's kernel is
+  // enqueued before the first copy back: the slots work at once, not one after another.
   while (!search.done()) {
     search.plan_round();
     // The keys each run offers, to the host.
@@ -249,8 +251,12 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
       take_positions<<<blocks_for(positions.size(), 256), 256, 0, stream>>>(
           run[s], buffers[s].positions.data(), positions.size(), buffers[s].offered.data());
       check_launch("take_positions");
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(offered[s].data(), buffers[s].offered.data(), positions.size() * sizeof(K),
-                                        cudaMemcpyDeviceToHost, stream));
+    }
+    for (std::size_t s = 0; s < k; ++s) {
+      if (offered[s].empty()) continue;
+      device_guard guard(group.device(s));
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(offered[s].data(), buffers[s].offered.data(), offered[s].size() * sizeof(K),
+                                        cudaMemcpyDeviceToHost, group.stream(s)));
     }
     wait_all();
     // Every candidate to every run, which counts the elements before each.
@@ -274,8 +280,12 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
                                                               buffers[s].index.data(), count, order,
                                                               buffers[s].before.data());
       check_launch("count_before");
+    }
+    for (std::size_t s = 0; s < k; ++s) {
+      if (sizes[s] == 0) continue;
+      device_guard guard(group.device(s));
       MULTIGPU_CUDA_TRY(cudaMemcpyAsync(before[s].data(), buffers[s].before.data(), count * sizeof(std::size_t),
-                                        cudaMemcpyDeviceToHost, stream));
+                                        cudaMemcpyDeviceToHost, group.stream(s)));
     }
     wait_all();
     search.absorb(before);
