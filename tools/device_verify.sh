@@ -53,6 +53,7 @@ case $what in
     tail -5 "$LOGS/nosync_summary.txt" ;;
   alone)
     seconds=${2:-540}
+    [[ $seconds =~ ^[0-9]+$ && $seconds -gt 10 ]] || { echo "alone: SECONDS (over 10) comes before any TOOL:BINARY" >&2; exit 2; }
     shift $(( $# < 2 ? $# : 2 ))
     pairs=("$@")
     (( ${#pairs[@]} )) || pairs=(memcheck:gpu_sort_tests racecheck:gpu_concurrency_tests racecheck:gpu_scan_tests

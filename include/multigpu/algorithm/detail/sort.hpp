@@ -428,8 +428,9 @@ void sort_by_key_impl(const char* algorithm, distributed_vector<K>& keys, distri
   try {
     sort_in_layout(keys, &lined_up, comp);
   } catch (...) {
-    // The keys may already have moved (each segment sorted by itself, with its values): put
-    // the values back beside them, so that the pairs survive the error.
+    // The keys may already have moved, each segment sorted by itself with its values (the
+    // split search refuses a comparator before anything crosses segments): put the values
+    // back beside them. An error later in the exchange can leave the pairs broken.
     try {
       values.copy_range_from(lined_up, 0, values.size(), 0);
     } catch (...) {  // the sort's error is the one to report
