@@ -1,5 +1,7 @@
 #include <multigpu/core/error.hpp>
 
+#include <multigpu/core/device_guard.hpp>
+
 #include <cstdio>
 
 namespace multigpu {
@@ -35,17 +37,13 @@ out_of_memory::out_of_memory(int device, std::size_t requested_bytes, std::size_
 namespace detail {
 
 std::size_t free_device_bytes(int device) noexcept {
-  int previous = -1;
-  if (device < 0 || cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
+  const quiet_device_guard guard(device);
+  if (!guard.ok()) return 0;
   std::size_t free_bytes = 0, total_bytes = 0;
   if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
     (void)cudaGetLastError();
     free_bytes = 0;
   }
-  (void)cudaSetDevice(previous);
   return free_bytes;
 }
 

@@ -166,11 +166,8 @@ void graph_replay::renew_capture_streams() noexcept {
     bool first = true;
     for (std::size_t t = 0; t < s; ++t) first = first && old[t] != old[s];
     if (!first) continue;
-    int previous = 0;
-    if (cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(group_->device(s)) == cudaSuccess) {
-      (void)cudaStreamDestroy(old[s]);
-      (void)cudaSetDevice(previous);
-    }
+    const detail::quiet_device_guard guard(group_->device(s));
+    if (guard.ok()) (void)cudaStreamDestroy(old[s]);
   }
   (void)cudaGetLastError();
 }

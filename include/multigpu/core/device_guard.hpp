@@ -31,4 +31,33 @@ class device_guard {
   int current_ = 0;
 };
 
+namespace detail {
+
+/// The noexcept form, for destructors and error paths: switches to `device` if it can (ok()
+/// says whether), and restores the caller's device on destruction, reporting a failure there
+/// instead of throwing.
+class quiet_device_guard {
+ public:
+  explicit quiet_device_guard(int device) noexcept {
+    ok_ = device >= 0 && cudaGetDevice(&previous_) == cudaSuccess &&
+          (device == previous_ || cudaSetDevice(device) == cudaSuccess);
+    if (!ok_) (void)cudaGetLastError();
+    switched_ = ok_ && device != previous_;
+  }
+  ~quiet_device_guard() {
+    if (switched_) MULTIGPU_CUDA_REPORT(cudaSetDevice(previous_));
+  }
+  quiet_device_guard(const quiet_device_guard&) = delete;
+  quiet_device_guard& operator=(const quiet_device_guard&) = delete;
+
+  bool ok() const noexcept { return ok_; }
+
+ private:
+  int previous_ = 0;
+  bool ok_ = false;
+  bool switched_ = false;
+};
+
+}  // namespace detail
+
 }  // namespace multigpu

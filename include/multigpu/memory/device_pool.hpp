@@ -170,8 +170,8 @@ class device_buffer {
         return;
       }
       // The other forms release with the buffer's device current, as they allocated.
-      int previous = 0;
-      if (cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) return;
+      const detail::quiet_device_guard guard(device);
+      if (!guard.ok()) return;
       if (resource.has_value()) {
         try {
           resource->deallocate_async(p, count * sizeof(T), resource_alignment, cuda::stream_ref(stream));
@@ -186,7 +186,6 @@ class device_buffer {
         MULTIGPU_CUDA_REPORT(cudaStreamSynchronize(stream));
         MULTIGPU_CUDA_REPORT(cudaFree(p));
       }
-      MULTIGPU_CUDA_REPORT(cudaSetDevice(previous));
     }
   };
   unique_handle<T*, releaser> memory_;
