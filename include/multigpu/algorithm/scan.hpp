@@ -72,37 +72,33 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
   auto scan_piece = [&](const piece_context& ctx, const T* carry) {
     const T* in = range.data(ctx.index);
     T* o = result.data(ctx.index);
-    // With and without a carry are different CUB calls, so different lambdas: cub_call
-    // remembers their temporary sizes apart.
+    // cub_call remembers CUB's temporary size per lambda type, and with and without a carry
+    // are different CUB calls: each `scan` below is its own type, so each wrapper is too.
+    auto scan_with = [&](const char* what, auto&& scan) {
+      cub_call(*ctx.scratch, ctx.stream, what, ctx.count, [&](void* temp, std::size_t& bytes) {
+        return with_count(ctx.count, [&](auto n) { return scan(temp, bytes, n); });
+      });
+    };
     if constexpr (Exclusive) {
-      if (carry) {
-        cub_call(*ctx.scratch, ctx.stream, "cub::DeviceScan::ExclusiveScan", ctx.count, [&](void* temp, std::size_t& bytes) {
-          return with_count(ctx.count, [&](auto n) {
-            // FutureValue<T, T*> exactly: CUB's InputValue<T> accepts only that type, and any
-            // other would convert to T on the host, reading device memory there.
-            return cub::DeviceScan::ExclusiveScan(temp, bytes, in, o, op, cub::FutureValue<T>(const_cast<T*>(carry)), n,
-                                                  ctx.stream);
-          });
+      if (carry)
+        scan_with("cub::DeviceScan::ExclusiveScan", [&](void* temp, std::size_t& bytes, auto n) {
+          // FutureValue<T, T*> exactly: CUB's InputValue<T> accepts only that type, and any
+          // other would convert to T on the host, reading device memory there.
+          return cub::DeviceScan::ExclusiveScan(temp, bytes, in, o, op, cub::FutureValue<T>(const_cast<T*>(carry)), n,
+                                                ctx.stream);
         });
-      } else {
-        cub_call(*ctx.scratch, ctx.stream, "cub::DeviceScan::ExclusiveScan", ctx.count, [&](void* temp, std::size_t& bytes) {
-          return with_count(ctx.count, [&](auto n) {
-            return cub::DeviceScan::ExclusiveScan(temp, bytes, in, o, op, *init, n, ctx.stream);
-          });
+      else
+        scan_with("cub::DeviceScan::ExclusiveScan", [&](void* temp, std::size_t& bytes, auto n) {
+          return cub::DeviceScan::ExclusiveScan(temp, bytes, in, o, op, *init, n, ctx.stream);
         });
-      }
+    } else if (carry) {
+      scan_with("cub::DeviceScan::InclusiveScan", [&](void* temp, std::size_t& bytes, auto n) {
+        return inclusive_scan_with_carry(temp, bytes, in, o, op, const_cast<T*>(carry), n, ctx.stream);
+      });
     } else {
-      if (carry) {
-        cub_call(*ctx.scratch, ctx.stream, "cub::DeviceScan::InclusiveScan", ctx.count, [&](void* temp, std::size_t& bytes) {
-          return with_count(ctx.count, [&](auto n) {
-            return inclusive_scan_with_carry(temp, bytes, in, o, op, const_cast<T*>(carry), n, ctx.stream);
-          });
-        });
-      } else {
-        cub_call(*ctx.scratch, ctx.stream, "cub::DeviceScan::InclusiveScan", ctx.count, [&](void* temp, std::size_t& bytes) {
-          return with_count(ctx.count, [&](auto n) { return cub::DeviceScan::InclusiveScan(temp, bytes, in, o, op, n, ctx.stream); });
-        });
-      }
+      scan_with("cub::DeviceScan::InclusiveScan", [&](void* temp, std::size_t& bytes, auto n) {
+        return cub::DeviceScan::InclusiveScan(temp, bytes, in, o, op, n, ctx.stream);
+      });
     }
   };
   call_fingerprint fingerprint;
