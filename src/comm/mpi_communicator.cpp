@@ -173,19 +173,28 @@ void mpi_communicator::wait(MPI_Request* requests, int count, const char* call) 
   }
 }
 
+template <class Blocking, class Post>
+void mpi_communicator::complete(const char* call, const char* blocking_name, const char* post_name, Blocking blocking,
+                                Post post) {
+  if (waits_forever()) {
+    check(blocking(), blocking_name);
+    return;
+  }
+  MPI_Request request;
+  check(post(&request), post_name);
+  wait(&request, 1, call);
+}
+
 void mpi_communicator::all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) {
   const int n = as_int(bytes, "all_gather");
   as_int(bytes * static_cast<std::size_t>(size_), "all_gather");
   staged buffers(*this, stream);
   const void* s = buffers.in(send, bytes);
   void* r = buffers.out(recv, bytes * static_cast<std::size_t>(size_));
-  if (waits_forever()) {
-    check(MPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, comm_), "MPI_Allgather");
-  } else {
-    MPI_Request request;
-    check(MPI_Iallgather(s, n, MPI_BYTE, r, n, MPI_BYTE, comm_, &request), "MPI_Iallgather");
-    wait(&request, 1, "all_gather");
-  }
+  complete(
+      "all_gather", "MPI_Allgather", "MPI_Iallgather",
+      [&] { return MPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, comm_); },
+      [&](MPI_Request* request) { return MPI_Iallgather(s, n, MPI_BYTE, r, n, MPI_BYTE, comm_, request); });
   buffers.finish();
 }
 
@@ -197,13 +206,10 @@ void mpi_communicator::all_reduce(const void* send, void* recv, std::size_t coun
   const bool in_place = send == recv;
   void* r = buffers.out(recv, bytes, in_place);
   const void* s = in_place ? MPI_IN_PLACE : buffers.in(send, bytes);
-  if (waits_forever()) {
-    check(MPI_Allreduce(s, r, n, mpi_type(type), mpi_op(op), comm_), "MPI_Allreduce");
-  } else {
-    MPI_Request request;
-    check(MPI_Iallreduce(s, r, n, mpi_type(type), mpi_op(op), comm_, &request), "MPI_Iallreduce");
-    wait(&request, 1, "all_reduce");
-  }
+  complete(
+      "all_reduce", "MPI_Allreduce", "MPI_Iallreduce",
+      [&] { return MPI_Allreduce(s, r, n, mpi_type(type), mpi_op(op), comm_); },
+      [&](MPI_Request* request) { return MPI_Iallreduce(s, r, n, mpi_type(type), mpi_op(op), comm_, request); });
   buffers.finish();
 }
 
@@ -280,26 +286,18 @@ void mpi_communicator::all_to_all_v_bytes(const void* send, std::span<const std:
   staged buffers(*this, stream);
   const void* s = buffers.in(send, send_extent);
   void* r = buffers.out(recv, recv_extent, true);  // bytes outside the blocks keep their values
-  if (waits_forever()) {
-    check(MPI_Alltoallv(s, sc.data(), sd.data(), MPI_BYTE, r, rc.data(), rd.data(), MPI_BYTE, comm_),
-          "MPI_Alltoallv");
-  } else {
-    MPI_Request request;
-    check(MPI_Ialltoallv(s, sc.data(), sd.data(), MPI_BYTE, r, rc.data(), rd.data(), MPI_BYTE, comm_, &request),
-          "MPI_Ialltoallv");
-    wait(&request, 1, "all_to_all_v");
-  }
+  complete(
+      "all_to_all_v", "MPI_Alltoallv", "MPI_Ialltoallv",
+      [&] { return MPI_Alltoallv(s, sc.data(), sd.data(), MPI_BYTE, r, rc.data(), rd.data(), MPI_BYTE, comm_); },
+      [&](MPI_Request* request) {
+        return MPI_Ialltoallv(s, sc.data(), sd.data(), MPI_BYTE, r, rc.data(), rd.data(), MPI_BYTE, comm_, request);
+      });
   buffers.finish();
 }
 
 void mpi_communicator::barrier() {
-  if (waits_forever()) {
-    check(MPI_Barrier(comm_), "MPI_Barrier");
-    return;
-  }
-  MPI_Request request;
-  check(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
-  wait(&request, 1, "barrier");
+  complete("barrier", "MPI_Barrier", "MPI_Ibarrier", [&] { return MPI_Barrier(comm_); },
+           [&](MPI_Request* request) { return MPI_Ibarrier(comm_, request); });
 }
 
 launch_info mpi_bootstrap() {

@@ -19,10 +19,10 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <limits>
 #include <type_traits>
 #include <vector>
 

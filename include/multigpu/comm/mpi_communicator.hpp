@@ -55,6 +55,10 @@ class mpi_communicator final : public communicator {
  private:
   class staged;
   void wait(MPI_Request* requests, int count, const char* call);
+  /// One collective: `blocking()` (MPI's blocking call, named `blocking_name`) when waiting for
+  /// ever, else `post(&request)` (its non-blocking form) polled by wait(). Both return MPI codes.
+  template <class Blocking, class Post>
+  void complete(const char* call, const char* blocking_name, const char* post_name, Blocking blocking, Post post);
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
