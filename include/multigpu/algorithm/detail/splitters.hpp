@@ -8,6 +8,8 @@
 // order in which equal keys keep their input order, so every rank t names exactly one
 // element, and equal keys split between segments like distinct keys.
 
+#include <multigpu/core/error.hpp>
+
 #include <cuda/std/bit>
 #include <cuda_runtime_api.h>
 
@@ -225,12 +227,9 @@ class exact_splitting {
 
   template <class... Parts>
   static std::string concat_reason(const Parts&... parts) {
-    std::string out = "sort: the comparator is not a strict weak order (";
-    ((out += to_text(parts)), ...);
-    return out + "); the vector holds a permutation of its input";
+    return concat("sort: the comparator is not a strict weak order (", parts...,
+                  "); each segment was sorted by itself and nothing crossed segments");
   }
-  static std::string to_text(const char* x) { return x; }
-  static std::string to_text(std::size_t x) { return std::to_string(x); }
 
   std::vector<std::size_t> sizes_, targets_;
   std::size_t per_run_;
