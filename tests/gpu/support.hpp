@@ -58,6 +58,12 @@ struct shape {
   mg::device_group group;
 };
 
+/// An environment variable set to something other than "" or "0".
+inline bool env_flag(const char* name) {
+  const char* value = std::getenv(name);
+  return value && *value && *value != '0';
+}
+
 inline const std::vector<shape>& shapes() {
   static const std::vector<shape> all = [] {
     std::vector<shape> s;
@@ -68,8 +74,7 @@ inline const std::vector<shape>& shapes() {
     // Collectives captured into CUDA graphs and replayed: partials in device memory, and in
     // mapped host memory. MULTIGPU_TEST_NO_GRAPH=1 leaves them out (to tell whether a failure
     // needs graph replay).
-    const char* no_graph = std::getenv("MULTIGPU_TEST_NO_GRAPH");
-    if (!(no_graph && *no_graph && *no_graph != '0')) {
+    if (!env_flag("MULTIGPU_TEST_NO_GRAPH")) {
       s.push_back({"{0,0,0} graph", mg::device_group({0, 0, 0}, {.dispatch = mg::dispatch_policy::graph})});
       s.push_back({"{0,0} graph host staged", mg::device_group({0, 0}, {.peers = mg::peer_policy::host_staged,
                                                                           .dispatch = mg::dispatch_policy::graph})});
@@ -106,10 +111,7 @@ inline const std::vector<shape>& exchange_shapes() {
 }
 
 /// MULTIGPU_TEST_SMALL=1 leaves out the largest sizes, for runs under compute-sanitizer.
-inline bool small_run() {
-  const char* small = std::getenv("MULTIGPU_TEST_SMALL");
-  return small && *small && *small != '0';
-}
+inline bool small_run() { return env_flag("MULTIGPU_TEST_SMALL"); }
 
 /// 0, 1, 2, k-1, k+1, a prime near a million, and 2^24 + 5.
 inline std::vector<std::size_t> sizes(std::size_t k, bool large = true) {
