@@ -5,12 +5,16 @@
 //   2. every element is a (key, global index) pair: the element at position p of segment
 //      s's sorted run has index offset(s) + p, a total order in which equal keys keep their
 //      input order. The runs are split exactly at the segment offsets (detail/splitters.hpp:
-//      a few rounds of candidates gathered to the host and counted on every slot), so slot d
-//      receives exactly its own segment's size, whatever the keys (all equal included);
-//   3. the pieces are exchanged all-to-all (detail/all_to_all.hpp);
-//   4. each receiver merges the sorted runs it received pairwise (they arrive in sender
-//      order and merging keeps earlier runs first among equal keys, so equal keys stay in
-//      input order), into its own segment. No second exchange is needed.
+//      a few rounds of candidates, each round one wait of the host, the candidates and
+//      counts in pinned mapped host memory), so slot d receives exactly its own segment's
+//      size, whatever the keys (all equal included);
+//   3. each receiver merges the pieces meant for it pairwise, in sender order, reading them
+//      where they lie when it can (same device or a peer link it may load through); the
+//      other groups (host-staged ones, for example) exchange the pieces all-to-all first
+//      (detail/all_to_all.hpp);
+//   4. each receiver merges on to a single run (merging keeps earlier runs first among equal
+//      keys, so equal keys stay in input order), into its own segment. No second exchange is
+//      needed.
 // Every local sort is stable and the order of equal keys is the input order throughout, so
 // the whole sort is stable.
 
@@ -19,6 +23,8 @@
 #include <multigpu/algorithm/detail/splitters.hpp>
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/memory/staging_pool.hpp>
+#include <multigpu/runtime/detail/group_state.hpp>
 
 #include <cub/device/device_merge.cuh>
 #include <cub/device/device_merge_sort.cuh>
@@ -151,11 +157,61 @@ std::pair<K*, V*> merge_runs(K* keys, K* keys_alt, V* values, V* values_alt, std
   return {from, values_from};
 }
 
-/// out[j] = run[positions[j]] for j < count.
+/// One sorted piece of a sender's run, read where it lies (on this device or over a peer
+/// link), with its values.
+template <class K, class V>
+struct run_piece {
+  const K* keys;
+  const V* values;
+  std::size_t length;
+};
+
+/// The first merge pass of a receiver that reads the senders' runs in place: merges the
+/// pieces pairwise, in sender order, into `keys` (and `values`), back to back; an odd piece
+/// out is copied. Returns the lengths of the merged runs, for merge_runs.
+template <class K, class V, class Order>
+std::vector<std::size_t> merge_pieces(const std::vector<run_piece<K, V>>& pieces, K* keys, V* values,
+                                      const Order& order, device_pool& pool, cudaStream_t stream) {
+  constexpr bool with_values = !std::is_same_v<V, no_values>;
+  std::vector<std::size_t> lengths;
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < pieces.size(); i += 2) {
+    const run_piece<K, V>& a = pieces[i];
+    if (i + 1 == pieces.size()) {
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(keys + offset, a.keys, a.length * sizeof(K), cudaMemcpyDefault, stream));
+      if constexpr (with_values)
+        MULTIGPU_CUDA_TRY(
+            cudaMemcpyAsync(values + offset, a.values, a.length * sizeof(V), cudaMemcpyDefault, stream));
+      lengths.push_back(a.length);
+      break;
+    }
+    const run_piece<K, V>& b = pieces[i + 1];
+    const auto na = static_cast<std::int64_t>(a.length), nb = static_cast<std::int64_t>(b.length);
+    if constexpr (with_values) {
+      cub_call(pool, stream, "cub::DeviceMerge::MergePairs", [&](void* temp, std::size_t& bytes) {
+        return cub::DeviceMerge::MergePairs(temp, bytes, a.keys, a.values, na, b.keys, b.values, nb, keys + offset,
+                                            values + offset, order, stream);
+      });
+    } else {
+      cub_call(pool, stream, "cub::DeviceMerge::MergeKeys", [&](void* temp, std::size_t& bytes) {
+        return cub::DeviceMerge::MergeKeys(temp, bytes, a.keys, na, b.keys, nb, keys + offset, order, stream);
+      });
+    }
+    lengths.push_back(a.length + b.length);
+    offset += a.length + b.length;
+  }
+  return lengths;
+}
+
+/// The candidates of one round of the split search: keys[j] = run[positions[j]] and
+/// index[j] = first_index + positions[j] (its global index), for j < count.
 template <class K>
-__global__ void take_positions(const K* run, const std::size_t* positions, std::size_t count, K* out) {
+__global__ void offer_candidates(const K* run, const std::size_t* positions, std::size_t count,
+                                 std::size_t first_index, K* keys, std::size_t* index) {
   const std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (j < count) out[j] = run[positions[j]];
+  if (j >= count) return;
+  keys[j] = run[positions[j]];
+  index[j] = first_index + positions[j];
 }
 
 /// before[j] = how many elements of the sorted run come before (keys[j], index[j]) in
@@ -184,110 +240,122 @@ inline unsigned blocks_for(std::size_t n, unsigned threads) {
 }
 
 /// What a sort did, for tests of its balance and its search: how many elements each slot
-/// received (empty when the sort needed no exchange), and how many rounds the exact
-/// splitting took.
+/// received (empty when the sort needed no exchange), how many rounds the exact splitting
+/// took, and whether the receivers merged straight from the senders' runs.
 struct sort_stats {
   std::vector<std::size_t> bucket_sizes;
   std::size_t split_rounds = 0;
+  bool merged_in_place = false;
 };
+
+/// Marks, when it goes out of scope (normally or by an exception), everything enqueued on
+/// the given slots' streams as a use of a staging lease, so that the block is not reused
+/// before the kernels that read or write it are done.
+class lease_fences {
+ public:
+  lease_fences(const device_group& group, staging_pool::lease& lease, const std::vector<std::size_t>& slots)
+      : group_(group), lease_(lease), slots_(slots) {}
+  lease_fences(const lease_fences&) = delete;
+  lease_fences& operator=(const lease_fences&) = delete;
+  ~lease_fences() {
+    for (std::size_t s : slots_) {
+      try {
+        quiet_device_guard guard(group_.device(s));
+        lease_.fence(group_.device(s), group_.stream(s));
+      } catch (...) {  // nothing more can be ordered; the error that brought us here is reported
+      }
+    }
+  }
+
+ private:
+  const device_group& group_;
+  staging_pool::lease& lease_;
+  const std::vector<std::size_t>& slots_;
+};
+
+/// Rounds up to a multiple of 256 bytes, the alignment of every region of a staging block.
+inline std::size_t aligned_bytes(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 /// Splits the sorted runs (run[s] holds sizes[s] elements on slot s) exactly at the segment
 /// offsets: plan.count(s, d) elements of run s go to slot d, and slot d receives exactly
-/// sizes[d] elements. Each round of the search (detail/splitters.hpp) gathers the candidate
-/// keys to the host and counts, on every slot, the elements before each candidate.
+/// sizes[d] elements. Each round of the search (detail/splitters.hpp) costs one wait of the
+/// host: the positions, the candidates and the counts all live in one block of pinned,
+/// mapped host memory that the kernels read and write in place. Every slot takes its
+/// candidates from its run; every slot waits for the others' candidates (events, no host)
+/// and counts, in its run, the elements before each; the host waits for the counts.
 template <class K, class Order>
 exchange_plan split_exactly(const device_group& group, const std::vector<K*>& run,
                             const std::vector<std::size_t>& sizes, const std::vector<std::size_t>& offsets,
                             const Order& order, std::size_t* rounds) {
+  group_state& g = state_of(group);
   const std::size_t k = group.size();
   std::vector<std::size_t> targets(offsets.begin() + 1, offsets.end());
-  std::size_t smallest = static_cast<std::size_t>(-1);
-  for (std::size_t size : sizes)
-    if (size > 0) smallest = std::min(smallest, size);
-  const std::size_t per_run = candidates_per_run(k, smallest, sizeof(K));
+  std::vector<std::size_t> filled;
+  for (std::size_t s = 0; s < k; ++s)
+    if (sizes[s] > 0) filled.push_back(s);
+  const std::size_t per_run = candidates_per_run(k);
   exact_splitting search(sizes, targets, per_run);
-  // Device buffers sized for the largest round (every run offers per_run positions for every
-  // target), so no round allocates.
-  const std::size_t most = (k - 1) * k * per_run;
-  struct slot_buffers {
-    device_buffer<std::size_t> positions, index, before;
-    device_buffer<K> offered, keys;
-  };
-  std::vector<slot_buffers> buffers(k);
-  std::vector<std::vector<K>> offered(k);
+  // The largest round: every run offers per_run positions for every target.
+  const std::size_t offered_most = (k - 1) * per_run;
+  const std::size_t most = k * offered_most;
+  const std::size_t positions_at = 0;
+  const std::size_t index_at = positions_at + aligned_bytes(most * sizeof(std::size_t));
+  const std::size_t keys_at = index_at + aligned_bytes(most * sizeof(std::size_t));
+  const std::size_t before_at = keys_at + aligned_bytes(most * sizeof(K));
+  const std::size_t bytes = before_at + k * most * sizeof(std::size_t);
+  staging_pool::lease host = g.staging().acquire(bytes);
+  lease_fences fences(group, host, filled);
+  host.order_before_host();  // the host writes the positions: earlier users must be done
+  auto* block = static_cast<std::byte*>(host.data());
+  auto* positions = reinterpret_cast<std::size_t*>(block + positions_at);
+  auto* index = reinterpret_cast<std::size_t*>(block + index_at);
+  auto* keys = reinterpret_cast<K*>(block + keys_at);
+  auto* counted = reinterpret_cast<std::size_t*>(block + before_at);
+
   std::vector<std::vector<std::size_t>> before(k);
-  std::vector<K> keys;
-  std::vector<std::size_t> index;
-  for (std::size_t s = 0; s < k; ++s) {
-    if (sizes[s] == 0) continue;
-    device_guard guard(group.device(s));
-    cudaStream_t stream = group.stream(s);
-    buffers[s].positions = device_buffer<std::size_t>((k - 1) * per_run, group.pool(s), stream);
-    buffers[s].offered = device_buffer<K>(buffers[s].positions.size(), group.pool(s), stream);
-    buffers[s].keys = device_buffer<K>(most, group.pool(s), stream);
-    buffers[s].index = device_buffer<std::size_t>(most, group.pool(s), stream);
-    buffers[s].before = device_buffer<std::size_t>(most, group.pool(s), stream);
-  }
-  auto wait_all = [&] {
-    for (std::size_t s = 0; s < k; ++s) {
-      if (sizes[s] == 0) continue;
-      device_guard guard(group.device(s));
-      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group.stream(s)));
-    }
-  };
-  // A copy into pageable host memory returns only when it is done, so every slot's kernel is
-  // enqueued before the first copy back: the slots work at once, not one after another.
+  std::vector<std::size_t> first(k);
+  std::vector<event_pool::handle> offered(k);
   while (!search.done()) {
     search.plan_round();
-    // The keys each run offers, to the host.
+    std::size_t count = 0;
     for (std::size_t s = 0; s < k; ++s) {
-      const std::vector<std::size_t>& positions = search.positions(s);
-      offered[s].resize(positions.size());
-      if (positions.empty()) continue;
+      const std::vector<std::size_t>& p = search.positions(s);
+      first[s] = count;
+      count += p.size();
+      std::copy(p.begin(), p.end(), positions + s * offered_most);
+    }
+    // Each slot's candidates, from its run.
+    for (std::size_t s = 0; s < k; ++s) {
+      offered[s].reset();
+      const std::size_t m = search.positions(s).size();
+      if (m == 0) continue;
       device_guard guard(group.device(s));
       cudaStream_t stream = group.stream(s);
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(buffers[s].positions.data(), positions.data(),
-                                        positions.size() * sizeof(std::size_t), cudaMemcpyHostToDevice, stream));
-      take_positions<<<blocks_for(positions.size(), 256), 256, 0, stream>>>(
-          run[s], buffers[s].positions.data(), positions.size(), buffers[s].offered.data());
-      check_launch("take_positions");
+      offer_candidates<<<blocks_for(m, 256), 256, 0, stream>>>(run[s], positions + s * offered_most, m, offsets[s],
+                                                              keys + first[s], index + first[s]);
+      check_launch("offer_candidates");
+      offered[s] = g.events().record(group.device(s), stream);
     }
-    for (std::size_t s = 0; s < k; ++s) {
-      if (offered[s].empty()) continue;
-      device_guard guard(group.device(s));
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(offered[s].data(), buffers[s].offered.data(), offered[s].size() * sizeof(K),
-                                        cudaMemcpyDeviceToHost, group.stream(s)));
-    }
-    wait_all();
-    // Every candidate to every run, which counts the elements before each.
-    keys.clear();
-    index.clear();
-    for (std::size_t s = 0; s < k; ++s) {
-      keys.insert(keys.end(), offered[s].begin(), offered[s].end());
-      for (std::size_t p : search.positions(s)) index.push_back(offsets[s] + p);
-    }
-    const std::size_t count = keys.size();
-    for (std::size_t s = 0; s < k; ++s) {
-      before[s].assign(count, 0);
-      if (sizes[s] == 0) continue;
-      device_guard guard(group.device(s));
-      cudaStream_t stream = group.stream(s);
-      MULTIGPU_CUDA_TRY(
-          cudaMemcpyAsync(buffers[s].keys.data(), keys.data(), count * sizeof(K), cudaMemcpyHostToDevice, stream));
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(buffers[s].index.data(), index.data(), count * sizeof(std::size_t),
-                                        cudaMemcpyHostToDevice, stream));
-      count_before<<<blocks_for(count, 128), 128, 0, stream>>>(run[s], sizes[s], offsets[s], buffers[s].keys.data(),
-                                                              buffers[s].index.data(), count, order,
-                                                              buffers[s].before.data());
+    // Every slot counts, in its run, the elements before every candidate.
+    for (std::size_t d : filled) {
+      device_guard guard(group.device(d));
+      cudaStream_t stream = group.stream(d);
+      for (std::size_t s = 0; s < k; ++s)
+        if (s != d && offered[s]) offered[s].order_before(stream);
+      count_before<<<blocks_for(count, 128), 128, 0, stream>>>(run[d], sizes[d], offsets[d], keys, index, count,
+                                                              order, counted + d * most);
       check_launch("count_before");
     }
-    for (std::size_t s = 0; s < k; ++s) {
-      if (sizes[s] == 0) continue;
-      device_guard guard(group.device(s));
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(before[s].data(), buffers[s].before.data(), count * sizeof(std::size_t),
-                                        cudaMemcpyDeviceToHost, group.stream(s)));
+    for (std::size_t d : filled) {
+      device_guard guard(group.device(d));
+      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group.stream(d)));
     }
-    wait_all();
+    for (std::size_t s = 0; s < k; ++s) {
+      if (sizes[s] == 0)
+        before[s].assign(count, 0);
+      else
+        before[s].assign(counted + s * most, counted + s * most + count);
+    }
     search.absorb(before);
   }
   if (rounds) *rounds = search.rounds();
@@ -303,6 +371,56 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
   }
   return plan;
 }
+
+/// True when every receiver of the exchange can read its pieces where they lie: the sender
+/// is on the receiver's device, or the receiver may load from the sender's device over a
+/// peer link. A group with peer_policy::host_staged never does.
+inline bool reads_in_place(const device_group& group, const exchange_plan& plan) {
+  for (std::size_t s = 0; s < plan.slots(); ++s)
+    for (std::size_t d = 0; d < plan.slots(); ++d) {
+      if (s == d || plan.count(s, d) == 0) continue;
+      const copy_route r = group.route_between(s, d);
+      if (r.kind != route::same_device && !(r.kind == route::peer && r.issued_by_destination)) return false;
+    }
+  return true;
+}
+
+/// Makes every one of the given slots' streams wait for everything enqueued so far on the
+/// others': join() on the way that succeeds, the destructor (quietly) when an error leaves
+/// the scope first, so that no stream goes on to reuse memory another may still read.
+class join_slots {
+ public:
+  join_slots(const device_group& group, const std::vector<std::size_t>& slots) : group_(group), slots_(slots) {}
+  join_slots(const join_slots&) = delete;
+  join_slots& operator=(const join_slots&) = delete;
+  ~join_slots() {
+    if (joined_) return;
+    try {
+      join();
+    } catch (...) {  // the error already leaving the scope is the one to report
+    }
+  }
+
+  void join() {
+    joined_ = true;
+    group_state& g = state_of(group_);
+    std::vector<event_pool::handle> at(slots_.size());
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      device_guard guard(group_.device(slots_[i]));
+      at[i] = g.events().record(group_.device(slots_[i]), group_.stream(slots_[i]));
+    }
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      device_guard guard(group_.device(slots_[i]));
+      for (std::size_t j = 0; j < slots_.size(); ++j)
+        if (j != i) at[j].order_before(group_.stream(slots_[i]));
+    }
+  }
+
+ private:
+  const device_group& group_;
+  const std::vector<std::size_t>& slots_;
+  bool joined_ = false;
+};
 
 /// Sorts keys (and values, same group and layout as keys) by `comp`, stably. Each slot
 /// holds one spare buffer the size of its segment (and one for its values): the local
@@ -382,26 +500,61 @@ void sort_in_layout(distributed_vector<K>& keys, distributed_vector<V>* values, 
     stats->split_rounds = rounds;
   }
 
-  // 3. Exchange: each slot receives into the buffer that does not hold its own run.
+  // 3. Each slot gathers its share into the buffer that does not hold its own run. A slot
+  //    that can read every sender's run where it lies (on its own device, or over a peer
+  //    link it may load through) merges the pieces pairwise straight from there as its
+  //    first merge pass, with no exchange; otherwise the pieces are exchanged first.
   std::vector<K*> receive(k, nullptr);
   std::vector<V*> value_receive(k, nullptr);
   for (std::size_t d : filled) {
     receive[d] = other(run[d], key_data(d), spare[d].data());
     if constexpr (with_values) value_receive[d] = other(value_run[d], value_data(d), value_spare[d].data());
   }
-  all_to_all(group, plan, run, receive);
-  if constexpr (with_values) all_to_all(group, plan, value_run, value_receive);
+  const bool in_place = reads_in_place(group, plan);
+  if (stats) stats->merged_in_place = in_place;
+  std::vector<std::vector<std::size_t>> lengths(k);
+  if (in_place) {
+    group_state& g = state_of(group);
+    std::vector<event_pool::handle> sorted(k);
+    for (std::size_t s : filled) {
+      device_guard guard(group.device(s));
+      sorted[s] = g.events().record(group.device(s), group.stream(s));
+    }
+    // No slot overwrites its run (its next merge pass) before every reader is done with it,
+    // also when an error stops the enqueueing halfway.
+    join_slots readers_done(group, filled);
+    for (std::size_t d : filled) {
+      device_guard guard(group.device(d));
+      cudaStream_t stream = group.stream(d);
+      std::vector<run_piece<K, V>> pieces;
+      for (std::size_t s = 0; s < k; ++s) {
+        const std::size_t count = plan.count(s, d);
+        if (count == 0) continue;
+        if (s != d) sorted[s].order_before(stream);
+        const std::size_t at = plan.send_offset(s, d);
+        if constexpr (with_values)
+          pieces.push_back({run[s] + at, value_run[s] + at, count});
+        else
+          pieces.push_back({run[s] + at, nullptr, count});
+      }
+      lengths[d] = merge_pieces(pieces, receive[d], value_receive[d], order, group.pool(d), stream);
+    }
+    readers_done.join();
+  } else {
+    all_to_all(group, plan, run, receive);
+    if constexpr (with_values) all_to_all(group, plan, value_run, value_receive);
+    for (std::size_t d : filled)
+      for (std::size_t s = 0; s < k; ++s) lengths[d].push_back(plan.count(s, d));
+  }
 
-  // 4. Each slot merges the runs it received, using the buffer its own run was sent from
-  //    (the exchange leaves every slot's stream after the copies that read it), and ends
-  //    in its segment.
+  // 4. Each slot merges its runs, using the buffer its own run was sent from (every reader
+  //    of it is done: the exchange, or the join above, leaves every slot's stream after
+  //    them), and ends in its segment.
   for (std::size_t d : filled) {
     device_guard guard(group.device(d));
     cudaStream_t stream = group.stream(d);
-    std::vector<std::size_t> lengths(k);
-    for (std::size_t s = 0; s < k; ++s) lengths[s] = plan.count(s, d);
     std::tie(run[d], value_run[d]) = merge_runs(receive[d], run[d], value_receive[d], value_run[d],
-                                                std::move(lengths), order, group.pool(d), stream);
+                                                std::move(lengths[d]), order, group.pool(d), stream);
     settle_into_segment(d);
   }
 }

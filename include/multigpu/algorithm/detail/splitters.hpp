@@ -44,17 +44,12 @@ struct radix_less {
 };
 
 /// How many candidates each run offers per target and round. Every round shrinks each run's
-/// window to below one candidate spacing, so more candidates mean fewer rounds (each a host
-/// round trip); but the host work grows with runs * runs * candidates, and every slot holds
-/// all of a round's candidates on its device: (runs - 1) * runs of them per unit, each a key
-/// and two counters, which is kept within 2% of the smallest run's data.
-inline std::size_t candidates_per_run(std::size_t runs, std::size_t smallest_run, std::size_t key_bytes) {
-  runs = std::max<std::size_t>(runs, 1);
-  const std::size_t most = std::clamp<std::size_t>(4096 / runs, 16, 512);
-  const std::size_t bytes_per_unit = (runs - 1) * runs * (key_bytes + 2 * sizeof(std::size_t)) +
-                                     (runs - 1) * (key_bytes + sizeof(std::size_t)) + 1;
-  const std::size_t affordable = smallest_run * key_bytes / 50 / bytes_per_unit;
-  return std::max<std::size_t>(16, std::min(most, affordable));
+/// window to below one candidate spacing, so more candidates mean fewer rounds (each one wait
+/// of the host); but the host's work per round grows with runs * runs * candidates, and so
+/// does the pinned host memory the round lives in (the search takes no device memory). At
+/// most 512, which splits runs of 2^27 elements in three rounds; fewer with many runs.
+inline std::size_t candidates_per_run(std::size_t runs) {
+  return std::clamp<std::size_t>(4096 / std::max<std::size_t>(runs, 1), 16, 512);
 }
 
 /// Exact splitting of k sorted runs at target ranks: for each target t, how many elements of
