@@ -117,6 +117,14 @@ void run_all(const mg::device_group& g, const std::string& shape) {
     sum += data[i];
     inclusive[i] = sum;
   }
+  mg::distributed_vector<long long> keys(n, g), values(n, g);
+  std::vector<long long> positions(n);
+  std::iota(positions.begin(), positions.end(), 0LL);
+  std::vector<long long> sorted_positions = positions;
+  std::stable_sort(sorted_positions.begin(), sorted_positions.end(),
+                   [&](long long a, long long b) { return data[a] < data[b]; });
+  std::vector<long long> sorted(n);
+  for (std::size_t i = 0; i < n; ++i) sorted[i] = data[sorted_positions[i]];
   auto tail_of_out = [&] {
     auto all = mg::to_vector(out);
     return std::vector<long long>(all.begin() + 7, all.end());
@@ -145,6 +153,25 @@ void run_all(const mg::device_group& g, const std::string& shape) {
       for (long long x : data) want += x * x;
       EXPECT_EQ(got, want);
     });
+    // A failed sort leaves its vectors usable, their contents unspecified (each sort starts
+    // from the data again); the radix path, then sort_by_key (values follow the keys).
+    fail_everywhere("sort, " + where, g, site,
+                    [&] {
+                      mg::copy(data.begin(), data.end(), keys.begin());
+                      mg::sort(keys);
+                    },
+                    [&] { EXPECT_EQ(mg::to_vector(keys), sorted); }, false);
+    fail_everywhere("sort_by_key, " + where, g, site,
+                    [&] {
+                      mg::copy(data.begin(), data.end(), keys.begin());
+                      mg::copy(positions.begin(), positions.end(), values.begin());
+                      mg::sort_by_key(keys, values);
+                    },
+                    [&] {
+                      EXPECT_EQ(mg::to_vector(keys), sorted);
+                      EXPECT_EQ(mg::to_vector(values), sorted_positions);
+                    },
+                    false);
     // A failed copy leaves its target as it was.
     fail_everywhere("copy to another group, " + where, g, site,
                     [&] {
