@@ -110,11 +110,18 @@ inline const std::vector<shape>& exchange_shapes() {
   return all;
 }
 
+/// MULTIGPU_TEST_TINY=1: for racecheck, which costs a hundred times more than the other
+/// sanitizers on CUB's shared-memory kernels: the fewest cases that still reach every
+/// kernel and every collective (one size over a block, the edge sizes, one random
+/// distribution). It implies MULTIGPU_TEST_SMALL.
+inline bool tiny_run() { return env_flag("MULTIGPU_TEST_TINY"); }
+
 /// MULTIGPU_TEST_SMALL=1 leaves out the largest sizes, for runs under compute-sanitizer.
-inline bool small_run() { return env_flag("MULTIGPU_TEST_SMALL"); }
+inline bool small_run() { return env_flag("MULTIGPU_TEST_SMALL") || tiny_run(); }
 
 /// 0, 1, 2, k-1, k+1, a prime near a million, and 2^24 + 5.
 inline std::vector<std::size_t> sizes(std::size_t k, bool large = true) {
+  if (tiny_run()) return {0, k + 1, 4099};
   if (small_run()) return {0, 1, 2, k - 1, k + 1, 4099};
   std::vector<std::size_t> n{0, 1, 2, k - 1, k + 1, 1000003};
   if (large) n.push_back((std::size_t{1} << 24) + 5);
