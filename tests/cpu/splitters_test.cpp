@@ -244,12 +244,17 @@ TEST(Splitters, CandidatesPerRunShrinkWithManyRuns) {
   EXPECT_EQ(mgd::candidates_per_run(0), 512u);
   EXPECT_EQ(mgd::candidates_per_run(1), 512u);
   EXPECT_EQ(mgd::candidates_per_run(8), 512u);
-  EXPECT_EQ(mgd::candidates_per_run(64), 64u);
+  EXPECT_EQ(mgd::candidates_per_run(16), 68u);
+  EXPECT_EQ(mgd::candidates_per_run(64), 16u);
   EXPECT_EQ(mgd::candidates_per_run(1000), 16u);
-  // A round's candidates (every run offers some for every other target) stay within
-  // (runs - 1) * 4096 from 8 runs on, so the host's work per round grows linearly.
-  for (std::size_t runs : {8u, 16u, 64u, 256u})
-    EXPECT_LE(runs * (runs - 1) * mgd::candidates_per_run(runs), (runs - 1) * 4096);
+  // Every run counts every candidate of a round: runs * (runs - 1) * runs counts per unit,
+  // which stay within 2^18 until the floor of 16 candidates.
+  for (std::size_t runs = 2; runs <= 256; ++runs) {
+    const std::size_t c = mgd::candidates_per_run(runs);
+    EXPECT_GE(c, 16u);
+    EXPECT_LE(c, 512u);
+    if (c > 16) EXPECT_LE(runs * runs * (runs - 1) * c, std::size_t{1} << 18) << runs << " runs";
+  }
 }
 
 }  // namespace

@@ -107,56 +107,6 @@ std::pair<K*, V*> sort_run(K* keys, K* keys_alt, V* values, V* values_alt, std::
   }
 }
 
-/// Merges consecutive sorted runs of the given lengths (and their values) into one, in
-/// ceil(log2 runs) passes of pairwise merges that ping-pong between the buffers and their
-/// alternates; returns where the result lies. Among equivalent keys, earlier runs come
-/// first: cub::DeviceMerge takes the first range's element on ties (thrust::merge, which
-/// documents that stability, is built on it).
-template <class K, class V, class Order>
-std::pair<K*, V*> merge_runs(K* keys, K* keys_alt, V* values, V* values_alt, std::vector<std::size_t> lengths,
-                             const Order& order, device_pool& pool, cudaStream_t stream) {
-  constexpr bool with_values = !std::is_same_v<V, no_values>;
-  std::erase(lengths, std::size_t{0});
-  K* from = keys;
-  K* to = keys_alt;
-  V* values_from = values;
-  V* values_to = values_alt;
-  while (lengths.size() > 1) {
-    std::vector<std::size_t> merged;
-    std::size_t offset = 0;
-    for (std::size_t i = 0; i < lengths.size(); i += 2) {
-      if (i + 1 == lengths.size()) {  // the odd run out moves over as it is
-        MULTIGPU_CUDA_TRY(cudaMemcpyAsync(to + offset, from + offset, lengths[i] * sizeof(K),
-                                          cudaMemcpyDeviceToDevice, stream));
-        if constexpr (with_values)
-          MULTIGPU_CUDA_TRY(cudaMemcpyAsync(values_to + offset, values_from + offset, lengths[i] * sizeof(V),
-                                            cudaMemcpyDeviceToDevice, stream));
-        merged.push_back(lengths[i]);
-        break;
-      }
-      const auto a = static_cast<std::int64_t>(lengths[i]), b = static_cast<std::int64_t>(lengths[i + 1]);
-      if constexpr (with_values) {
-        cub_call(pool, stream, "cub::DeviceMerge::MergePairs", [&](void* temp, std::size_t& bytes) {
-          return cub::DeviceMerge::MergePairs(temp, bytes, from + offset, values_from + offset, a, from + offset + a,
-                                              values_from + offset + a, b, to + offset, values_to + offset, order,
-                                              stream);
-        });
-      } else {
-        cub_call(pool, stream, "cub::DeviceMerge::MergeKeys", [&](void* temp, std::size_t& bytes) {
-          return cub::DeviceMerge::MergeKeys(temp, bytes, from + offset, a, from + offset + a, b, to + offset, order,
-                                             stream);
-        });
-      }
-      merged.push_back(lengths[i] + lengths[i + 1]);
-      offset += lengths[i] + lengths[i + 1];
-    }
-    std::swap(from, to);
-    std::swap(values_from, values_to);
-    lengths = std::move(merged);
-  }
-  return {from, values_from};
-}
-
 /// One sorted piece of a sender's run, read where it lies (on this device or over a peer
 /// link), with its values.
 template <class K, class V>
@@ -166,9 +116,12 @@ struct run_piece {
   std::size_t length;
 };
 
-/// The first merge pass of a receiver that reads the senders' runs in place: merges the
-/// pieces pairwise, in sender order, into `keys` (and `values`), back to back; an odd piece
-/// out is copied. Returns the lengths of the merged runs, for merge_runs.
+/// One merge pass: merges the sorted pieces pairwise, in order, into `keys` (and `values`),
+/// back to back, and copies an odd piece out as it is; returns the merged runs' lengths.
+/// Among equivalent keys the earlier piece's come first: cub::DeviceMerge takes the first
+/// range's element on ties (thrust::merge, which documents that stability, is built on it).
+/// The pieces may lie anywhere the stream's device can load from: the first pass of a
+/// receiver reads the senders' runs in place.
 template <class K, class V, class Order>
 std::vector<std::size_t> merge_pieces(const std::vector<run_piece<K, V>>& pieces, K* keys, V* values,
                                       const Order& order, device_pool& pool, cudaStream_t stream) {
@@ -201,6 +154,35 @@ std::vector<std::size_t> merge_pieces(const std::vector<run_piece<K, V>>& pieces
     offset += a.length + b.length;
   }
   return lengths;
+}
+
+/// Merges consecutive sorted runs of the given lengths (and their values) into one, in
+/// ceil(log2 runs) passes of merge_pieces that ping-pong between the buffers and their
+/// alternates; returns where the result lies. Earlier runs come first among equivalent keys.
+template <class K, class V, class Order>
+std::pair<K*, V*> merge_runs(K* keys, K* keys_alt, V* values, V* values_alt, std::vector<std::size_t> lengths,
+                             const Order& order, device_pool& pool, cudaStream_t stream) {
+  constexpr bool with_values = !std::is_same_v<V, no_values>;
+  std::erase(lengths, std::size_t{0});
+  K* from = keys;
+  K* to = keys_alt;
+  V* values_from = values;
+  V* values_to = values_alt;
+  while (lengths.size() > 1) {
+    std::vector<run_piece<K, V>> pieces;
+    std::size_t offset = 0;
+    for (std::size_t length : lengths) {
+      if constexpr (with_values)
+        pieces.push_back({from + offset, values_from + offset, length});
+      else
+        pieces.push_back({from + offset, nullptr, length});
+      offset += length;
+    }
+    lengths = merge_pieces(pieces, to, values_to, order, pool, stream);
+    std::swap(from, to);
+    std::swap(values_from, values_to);
+  }
+  return {from, values_from};
 }
 
 /// The candidates of one round of the split search: keys[j] = run[positions[j]] and
@@ -293,7 +275,9 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
   std::vector<std::size_t> filled;
   for (std::size_t s = 0; s < k; ++s)
     if (sizes[s] > 0) filled.push_back(s);
-  const std::size_t per_run = candidates_per_run(k);
+  // A window never exceeds its run, so no run offers more than its size per target.
+  const std::size_t largest = *std::max_element(sizes.begin(), sizes.end());
+  const std::size_t per_run = std::max<std::size_t>(2, std::min(candidates_per_run(k), largest));
   exact_splitting search(sizes, targets, per_run);
   // The largest round: every run offers per_run positions for every target.
   const std::size_t offered_most = (k - 1) * per_run;
@@ -374,13 +358,18 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
 
 /// True when every receiver of the exchange can read its pieces where they lie: the sender
 /// is on the receiver's device, or the receiver may load from the sender's device over a
-/// peer link. A group with peer_policy::host_staged never does.
+/// peer link and the memory is the group's own pools, which the group granted to its
+/// peers (a user's resources were granted nothing, and managed pages would migrate back
+/// and forth). A group with peer_policy::host_staged never does.
 inline bool reads_in_place(const device_group& group, const exchange_plan& plan) {
+  const group_options& options = group.options();
+  const bool granted = options.resources.empty() && options.storage == storage::pooled;
   for (std::size_t s = 0; s < plan.slots(); ++s)
     for (std::size_t d = 0; d < plan.slots(); ++d) {
       if (s == d || plan.count(s, d) == 0) continue;
       const copy_route r = group.route_between(s, d);
-      if (r.kind != route::same_device && !(r.kind == route::peer && r.issued_by_destination)) return false;
+      const bool pulls = r.kind == route::peer && r.issued_by_destination && granted;
+      if (r.kind != route::same_device && !pulls) return false;
     }
   return true;
 }
@@ -402,7 +391,6 @@ class join_slots {
   }
 
   void join() {
-    joined_ = true;
     group_state& g = state_of(group_);
     std::vector<event_pool::handle> at(slots_.size());
     for (std::size_t i = 0; i < slots_.size(); ++i) {
@@ -414,6 +402,7 @@ class join_slots {
       for (std::size_t j = 0; j < slots_.size(); ++j)
         if (j != i) at[j].order_before(group_.stream(slots_[i]));
     }
+    joined_ = true;  // only now: after a failure halfway the destructor tries again
   }
 
  private:

@@ -45,11 +45,13 @@ struct radix_less {
 
 /// How many candidates each run offers per target and round. Every round shrinks each run's
 /// window to below one candidate spacing, so more candidates mean fewer rounds (each one wait
-/// of the host); but the host's work per round grows with runs * runs * candidates, and so
-/// does the pinned host memory the round lives in (the search takes no device memory). At
-/// most 512, which splits runs of 2^27 elements in three rounds; fewer with many runs.
+/// of the host); but a round's candidates number (runs - 1) * runs of them, every run counts
+/// them all, and the counts live in pinned host memory that the staging pool keeps: runs^2
+/// (runs - 1) of them per unit, held within 2^18 (2 MiB of counts), down to 16. At most 512,
+/// which splits runs of 2^27 elements in three rounds; fewer from 9 runs on.
 inline std::size_t candidates_per_run(std::size_t runs) {
-  return std::clamp<std::size_t>(4096 / std::max<std::size_t>(runs, 1), 16, 512);
+  if (runs < 2) return 512;
+  return std::clamp<std::size_t>((std::size_t{1} << 18) / (runs * runs * (runs - 1)), 16, 512);
 }
 
 /// Exact splitting of k sorted runs at target ranks: for each target t, how many elements of
