@@ -286,6 +286,45 @@ TEST(UserResources, AVectorDestroyedUnderARunningKernelDoesNotCorruptTheNextOne)
   expect_all_returned(group, book);
 }
 
+TEST(UserResources, SortReadsInPlaceOnlyWhereTheMemoryIsReachable) {
+  // A peer link lets a kernel load another device's memory only where that memory was
+  // granted; a user's resource is granted nothing. So across devices the sort exchanges
+  // the pieces instead of merging them in place; slots of one device read in place.
+  const bool two_devices = mg::visible_device_count() > 1;
+  const mg::device_group base0({0});
+  const mg::device_group base1({two_devices ? 1 : 0});
+  ledger book;
+  counting_resource r0(base0.pool(0), book), r1(base1.pool(0), book);
+  const std::vector<int> devices = two_devices ? std::vector<int>{0, 1} : std::vector<int>{0, 0};
+  const mg::device_group group = group_on(devices, {&r0, &r1});
+  const std::size_t n = 100003;
+  std::vector<int> keys_host(n), values_host(n);
+  for (std::size_t i = 0; i < n; ++i) keys_host[i] = static_cast<int>((i * 2654435761u) % 1000003u);
+  std::iota(values_host.begin(), values_host.end(), 0);
+  {
+    mg::distributed_vector<int> keys(keys_host, group);
+    mg::detail::sort_stats stats;
+    mg::detail::sort_in_layout(keys, static_cast<mg::distributed_vector<mg::detail::no_values>*>(nullptr),
+                               cuda::std::less<>{}, &stats);
+    EXPECT_EQ(stats.merged_in_place, !two_devices);
+    std::vector<int> want = keys_host;
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(mg::to_vector(keys), want);
+
+    mg::distributed_vector<int> k2(keys_host, group), v2(values_host, group);
+    mg::sort_by_key(k2, v2);
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return keys_host[a] < keys_host[b]; });
+    EXPECT_EQ(mg::to_vector(k2), want);
+    EXPECT_EQ(mg::to_vector(v2), order);
+  }
+  group.synchronize();
+  std::lock_guard lock(book.mutex);
+  EXPECT_EQ(book.outstanding, 0u) << "a segment was not given back";
+  EXPECT_EQ(book.mismatches, 0);
+}
+
 TEST(UserResources, AResourceThatReturnsNullptrThrowsOutOfMemoryAndLeaksNothing) {
   const mg::device_group base({0});
   ledger book;
