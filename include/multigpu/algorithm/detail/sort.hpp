@@ -20,6 +20,7 @@
 
 #include <multigpu/algorithm/detail/all_to_all.hpp>
 #include <multigpu/algorithm/detail/cub_call.hpp>
+#include <multigpu/algorithm/detail/join.hpp>
 #include <multigpu/algorithm/detail/splitters.hpp>
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
@@ -298,7 +299,6 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
 
   std::vector<std::vector<std::size_t>> before(k);
   std::vector<std::size_t> first(k);
-  std::vector<event_pool::handle> offered(k);
   while (!search.done()) {
     search.plan_round();
     std::size_t count = 0;
@@ -310,7 +310,6 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
     }
     // Each slot's candidates, from its run.
     for (std::size_t s = 0; s < k; ++s) {
-      offered[s].reset();
       const std::size_t m = search.positions(s).size();
       if (m == 0) continue;
       device_guard guard(group.device(s));
@@ -318,14 +317,13 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
       offer_candidates<<<blocks_for(m, 256), 256, 0, stream>>>(run[s], positions + s * offered_most, m, offsets[s],
                                                               keys + first[s], index + first[s]);
       check_launch("offer_candidates");
-      offered[s] = g.events().record(group.device(s), stream);
     }
-    // Every slot counts, in its run, the elements before every candidate.
+    // Every slot counts, in its run, the elements before every candidate, once every
+    // slot's candidates are in.
+    join_streams(group, filled);
     for (std::size_t d : filled) {
       device_guard guard(group.device(d));
       cudaStream_t stream = group.stream(d);
-      for (std::size_t s = 0; s < k; ++s)
-        if (s != d && offered[s]) offered[s].order_before(stream);
       count_before<<<blocks_for(count, 128), 128, 0, stream>>>(run[d], sizes[d], offsets[d], keys, index, count,
                                                               order, counted + d * most);
       check_launch("count_before");
@@ -373,43 +371,6 @@ inline bool reads_in_place(const device_group& group, const exchange_plan& plan)
     }
   return true;
 }
-
-/// Makes every one of the given slots' streams wait for everything enqueued so far on the
-/// others': join() on the way that succeeds, the destructor (quietly) when an error leaves
-/// the scope first, so that no stream goes on to reuse memory another may still read.
-class join_slots {
- public:
-  join_slots(const device_group& group, const std::vector<std::size_t>& slots) : group_(group), slots_(slots) {}
-  join_slots(const join_slots&) = delete;
-  join_slots& operator=(const join_slots&) = delete;
-  ~join_slots() {
-    if (joined_) return;
-    try {
-      join();
-    } catch (...) {  // the error already leaving the scope is the one to report
-    }
-  }
-
-  void join() {
-    group_state& g = state_of(group_);
-    std::vector<event_pool::handle> at(slots_.size());
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      device_guard guard(group_.device(slots_[i]));
-      at[i] = g.events().record(group_.device(slots_[i]), group_.stream(slots_[i]));
-    }
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      device_guard guard(group_.device(slots_[i]));
-      for (std::size_t j = 0; j < slots_.size(); ++j)
-        if (j != i) at[j].order_before(group_.stream(slots_[i]));
-    }
-    joined_ = true;  // only now: after a failure halfway the destructor tries again
-  }
-
- private:
-  const device_group& group_;
-  const std::vector<std::size_t>& slots_;
-  bool joined_ = false;
-};
 
 /// Sorts keys (and values, same group and layout as keys) by `comp`, stably. Each slot
 /// holds one spare buffer the size of its segment (and one for its values): the local
@@ -503,14 +464,10 @@ void sort_in_layout(distributed_vector<K>& keys, distributed_vector<V>* values, 
   if (stats) stats->merged_in_place = in_place;
   std::vector<std::vector<std::size_t>> lengths(k);
   if (in_place) {
-    group_state& g = state_of(group);
-    std::vector<event_pool::handle> sorted(k);
-    for (std::size_t s : filled) {
-      device_guard guard(group.device(s));
-      sorted[s] = g.events().record(group.device(s), group.stream(s));
-    }
-    // No slot overwrites its run (its next merge pass) before every reader is done with it,
-    // also when an error stops the enqueueing halfway.
+    // Every receiver reads every sender's sorted run, and no slot overwrites its run (its
+    // next merge pass) before every reader is done with it, also when an error stops the
+    // enqueueing halfway.
+    join_streams(group, filled);
     join_slots readers_done(group, filled);
     for (std::size_t d : filled) {
       device_guard guard(group.device(d));
@@ -519,7 +476,6 @@ void sort_in_layout(distributed_vector<K>& keys, distributed_vector<V>* values, 
       for (std::size_t s = 0; s < k; ++s) {
         const std::size_t count = plan.count(s, d);
         if (count == 0) continue;
-        if (s != d) sorted[s].order_before(stream);
         const std::size_t at = plan.send_offset(s, d);
         if constexpr (with_values)
           pieces.push_back({run[s] + at, value_run[s] + at, count});
