@@ -30,8 +30,9 @@ namespace mg = multigpu;
 constexpr int thread_count = 8;
 
 /// Rounds of each test. Under the sanitizers (MULTIGPU_TEST_SMALL) every test keeps its eight
-/// threads and its mix of calls, but runs fewer rounds: racecheck instruments every launch,
-/// and at full length this binary did not finish under it in 230 s.
+/// threads and its mix of calls, but runs fewer rounds, and one under racecheck
+/// (MULTIGPU_TEST_TINY): racecheck instruments every launch, and this binary did not finish
+/// under it in 410 s with the small rounds.
 int rounds(int full, int small) { return test::tiny_run() ? 1 : test::small_run() ? small : full; }
 
 struct affine {
@@ -227,7 +228,7 @@ TEST(Concurrency, OneVectorReadByEightThreadsAtOnce) {
 TEST(Concurrency, WritesToOneVectorUnderALockAreSeenWhole) {
   shared_groups groups;
   const std::size_t n = test::small_run() ? 10007 : 100003;
-  const int writes_per_writer = rounds(25, 6);
+  const int writes_per_writer = std::max(2, rounds(25, 6));  // both kinds of update, even tiny
   mg::distributed_vector<long long> v(n, 0LL, groups.workers);
   std::shared_mutex lock;
   const std::string report = run_threads([&](int t, findings& found) {

@@ -112,8 +112,8 @@ inline const std::vector<shape>& exchange_shapes() {
 
 /// MULTIGPU_TEST_TINY=1: for racecheck, which costs a hundred times more than the other
 /// sanitizers on CUB's shared-memory kernels: the fewest cases that still reach every
-/// kernel and every collective (one size over a block, the edge sizes, one random
-/// distribution). It implies MULTIGPU_TEST_SMALL.
+/// kernel and every collective (sizes 0, k + 1 and one over a block; the sort tests keep
+/// a random and a duplicate-heavy distribution). It implies MULTIGPU_TEST_SMALL.
 inline bool tiny_run() { return env_flag("MULTIGPU_TEST_TINY"); }
 
 /// MULTIGPU_TEST_SMALL=1 leaves out the largest sizes, for runs under compute-sanitizer.

@@ -26,8 +26,8 @@ inline void join_streams(const device_group& group, std::span<const std::size_t>
   }
   for (std::size_t i = 0; i < slots.size(); ++i) {
     device_guard guard(group.device(slots[i]));
-    for (std::size_t j = 0; j < slots.size(); ++j)
-      if (j != i) at[j].order_before(group.stream(slots[i]));
+    for (std::size_t j = 0; j < slots.size(); ++j)  // slots may share a user's stream
+      if (j != i && group.stream(slots[j]) != group.stream(slots[i])) at[j].order_before(group.stream(slots[i]));
   }
 }
 
@@ -37,6 +37,7 @@ inline void join_streams(const device_group& group, std::span<const std::size_t>
 class join_slots {
  public:
   join_slots(const device_group& group, std::span<const std::size_t> slots) : group_(group), slots_(slots) {}
+  join_slots(const device_group&, std::vector<std::size_t>&&) = delete;  // the slots must outlive it
   join_slots(const join_slots&) = delete;
   join_slots& operator=(const join_slots&) = delete;
   ~join_slots() {

@@ -9,9 +9,9 @@
 //      counts in pinned mapped host memory), so slot d receives exactly its own segment's
 //      size, whatever the keys (all equal included);
 //   3. each receiver merges the pieces meant for it pairwise, in sender order, reading them
-//      where they lie when it can (same device or a peer link it may load through); the
-//      other groups (host-staged ones, for example) exchange the pieces all-to-all first
-//      (detail/all_to_all.hpp);
+//      where they lie when it can (same device, or a peer link it may load through with
+//      the segments in the group's own pools); the other groups (host-staged ones, user
+//      resources across devices) exchange the pieces all-to-all first (detail/all_to_all.hpp);
 //   4. each receiver merges on to a single run (merging keeps earlier runs first among equal
 //      keys, so equal keys stay in input order), into its own segment. No second exchange is
 //      needed.

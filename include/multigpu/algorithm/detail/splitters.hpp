@@ -51,6 +51,7 @@ struct radix_less {
 /// which splits runs of 2^27 elements in three rounds; fewer from 9 runs on.
 inline std::size_t candidates_per_run(std::size_t runs) {
   if (runs < 2) return 512;
+  if (runs > 64) return 16;  // the bound is below the floor from 26 runs on
   return std::clamp<std::size_t>((std::size_t{1} << 18) / (runs * runs * (runs - 1)), 16, 512);
 }
 
