@@ -10,6 +10,9 @@ distribution distribution::block(std::size_t n, std::size_t k) {
   MULTIGPU_EXPECTS(k > 0, detail::concat("distribution::block: ", n,
                                          " elements need at least one segment, got 0"));
   distribution d;
+  MULTIGPU_EXPECTS_AS(k < d.offsets_.max_size(), std::length_error,
+                      detail::concat("distribution::block: ", k, " segments need ", k,
+                                     " + 1 offsets, more than a vector can hold"));
   d.offsets_.resize(k + 1);
   const std::size_t base = n / k, extra = n % k;
   // offset(s) = s * base + min(s, extra): no product larger than n, so no overflow.

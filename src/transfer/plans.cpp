@@ -3,15 +3,20 @@
 #include <multigpu/transfer/copy_plan.hpp>
 
 #include <algorithm>
+#include <limits>
 
 namespace multigpu::transfer {
 
 std::vector<chunk> split_into_chunks(std::size_t bytes, std::size_t chunk_bytes, std::size_t piece) {
   MULTIGPU_EXPECTS(chunk_bytes > 0, "split_into_chunks: the chunk size must be positive");
   std::vector<chunk> chunks;
-  chunks.reserve(bytes / chunk_bytes + 1);
-  for (std::size_t offset = 0; offset < bytes; offset += chunk_bytes)
-    chunks.push_back({piece, offset, std::min(chunk_bytes, bytes - offset)});
+  chunks.reserve(bytes / chunk_bytes + (bytes % chunk_bytes != 0 ? 1 : 0));
+  // offset + n never passes bytes, so the offset cannot wrap, whatever the sizes.
+  for (std::size_t offset = 0; offset < bytes;) {
+    const std::size_t n = std::min(chunk_bytes, bytes - offset);
+    chunks.push_back({piece, offset, n});
+    offset += n;
+  }
   return chunks;
 }
 
@@ -20,7 +25,7 @@ std::vector<chunk> interleave_chunks(std::span<const std::size_t> piece_bytes,
   MULTIGPU_EXPECTS(chunk_bytes > 0, "interleave_chunks: the chunk size must be positive");
   std::size_t rounds = 0, total = 0;
   for (std::size_t b : piece_bytes) {
-    std::size_t n = (b + chunk_bytes - 1) / chunk_bytes;
+    const std::size_t n = b / chunk_bytes + (b % chunk_bytes != 0 ? 1 : 0);  // no b + chunk - 1 to wrap
     rounds = std::max(rounds, n);
     total += n;
   }
@@ -42,8 +47,22 @@ std::size_t total_count(std::span<const piece> pieces) noexcept {
   return total;
 }
 
+namespace {
+/// The elements the pieces cover: std::length_error when the sum does not fit the size type
+/// (a wrapped total could match the other side's and plan a partial copy).
+std::size_t checked_total(std::span<const piece> pieces, const char* which) {
+  std::size_t total = 0;
+  for (const piece& p : pieces) {
+    MULTIGPU_EXPECTS_AS(p.count <= std::numeric_limits<std::size_t>::max() - total, std::length_error,
+                        detail::concat("plan_moves: the ", which, " pieces cover more elements than the size type holds"));
+    total += p.count;
+  }
+  return total;
+}
+}  // namespace
+
 std::vector<move> plan_moves(std::span<const piece> source, std::span<const piece> destination) {
-  const std::size_t src_total = total_count(source), dst_total = total_count(destination);
+  const std::size_t src_total = checked_total(source, "source"), dst_total = checked_total(destination, "destination");
   MULTIGPU_EXPECTS(src_total == dst_total,
                    detail::concat("plan_moves: the source covers ", src_total,
                                   " elements but the destination covers ", dst_total));

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <string>
+#include <vector>
+
 #include <map>
 #include <stdexcept>
 
@@ -33,6 +37,30 @@ void expect_plan_moves_every_element(const distribution& src, std::size_t src_fi
     auto at = dst.locate(dst_first + r);
     EXPECT_EQ(received.at({at.segment, at.local}), src_first + r) << "rank " << r;
   }
+}
+
+TEST(Chunking, HugePiecesAreCoveredExactlyNeitherDroppedNorLoopedOver) {
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  const std::vector<std::size_t> one{max};
+  const std::vector<chunk> c = mg::transfer::interleave_chunks(one, std::size_t{1} << 62);
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_EQ(c.back().offset + c.back().bytes, max);
+  const std::vector<std::size_t> two{max, 1};
+  const std::vector<chunk> d = mg::transfer::interleave_chunks(two, std::size_t{1} << 62);
+  std::size_t first_piece = 0;
+  for (const chunk& x : d)
+    if (x.piece == 0) first_piece += x.bytes;
+  EXPECT_EQ(first_piece, max);
+  const std::vector<chunk> e = mg::transfer::split_into_chunks(max, std::size_t{1} << 63);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[1].offset + e[1].bytes, max);
+}
+
+TEST(CopyPlan, TotalsThatOverflowAreRefused) {
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  const std::vector<mg::piece> source{{0, 0, max}, {1, 0, 2}};  // wraps to 1
+  const std::vector<mg::piece> destination{{0, 0, 1}};
+  EXPECT_THROW((void)mg::transfer::plan_moves(source, destination), std::length_error);
 }
 
 }  // namespace

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <string>
+#include <vector>
+
 #include <numeric>
 #include <stdexcept>
 
@@ -32,6 +36,19 @@ void expect_tiles(const distribution& d, std::size_t n, std::size_t k) {
   }
   EXPECT_EQ(offset, n);
   EXPECT_LE(largest - smallest, 1u);
+}
+
+TEST(Distribution, BlockRejectsASegmentCountWhoseOffsetsOverflow) {
+  // k + 1 offsets: a k near SIZE_MAX must be refused by name, not wrap to an empty table.
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  for (std::size_t k : {max, max - 1, max / 2}) {
+    try {
+      (void)distribution::block(5, k);
+      ADD_FAILURE() << "block(5, " << k << ") did not throw";
+    } catch (const std::length_error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::to_string(k)), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

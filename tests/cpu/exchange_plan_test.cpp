@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <string>
+#include <vector>
+
 #include <stdexcept>
 
 namespace {
@@ -73,6 +77,13 @@ TEST(ExchangePlan, MovesSkipEmptyRunsAndUseByteOffsets) {
   EXPECT_EQ(static_cast<const char*>(last.source), send[2] + 10);
   EXPECT_EQ(static_cast<char*>(last.destination), receive[2] + 6);
   EXPECT_EQ(last.bytes, 12u);
+}
+
+TEST(ExchangePlan, RelayoutRefusesSizesThatOverflow) {
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  const std::vector<std::size_t> from{max, 1};  // wraps to 0
+  const std::vector<std::size_t> to{0, 0};
+  EXPECT_THROW((void)exchange_plan::relayout(from, to), std::length_error);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -60,8 +61,13 @@ class exchange_plan {
                      concat("exchange_plan::relayout: ", from_sizes.size(), " source slots but ", to_sizes.size(),
                             " destination slots"));
     std::size_t from_total = 0, to_total = 0;
-    for (std::size_t x : from_sizes) from_total += x;
-    for (std::size_t x : to_sizes) to_total += x;
+    auto add = [](std::size_t& total, std::size_t x) {
+      MULTIGPU_EXPECTS_AS(x <= std::numeric_limits<std::size_t>::max() - total, std::length_error,
+                          "exchange_plan::relayout: the sizes add up to more than the size type holds");
+      total += x;
+    };
+    for (std::size_t x : from_sizes) add(from_total, x);
+    for (std::size_t x : to_sizes) add(to_total, x);
     MULTIGPU_EXPECTS(from_total == to_total, concat("exchange_plan::relayout: the source holds ", from_total,
                                                     " elements but the destination ", to_total));
     exchange_plan plan(from_sizes.size());
