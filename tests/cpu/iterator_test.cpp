@@ -109,3 +109,37 @@ TEST(Iterator, SubrangesAreIndexRanges) {
   const auto counted = std::views::counted(a, 4);
   EXPECT_EQ(counted.end().index(), 7u);
 }
+
+namespace {
+// unpack_range needs only container(), index(), == and <=>: a stand-in for the iterator of a
+// vector, which needs a GPU to exist, with the same signed index underneath.
+struct fake_vector {
+  std::size_t n;
+  std::size_t size() const { return n; }
+};
+struct fake_iterator {
+  fake_vector* v;
+  std::ptrdiff_t i;
+  fake_vector* container() const { return v; }
+  std::size_t index() const { return static_cast<std::size_t>(i); }
+  friend bool operator==(const fake_iterator&, const fake_iterator&) = default;
+  friend auto operator<=>(const fake_iterator& a, const fake_iterator& b) { return a.i <=> b.i; }
+};
+}  // namespace
+
+TEST(UnpackRange, ARangeThatStartsBeforeTheBeginningIsOutOfRange) {
+  fake_vector v{10};
+  // begin() - 1 compares before begin() + 3: without its own check the range would start at
+  // index 2^64 - 1 and hold 4 elements.
+  try {
+    (void)mg::detail::unpack_range("fill", fake_iterator{&v, -1}, fake_iterator{&v, 3});
+    ADD_FAILURE() << "no exception";
+  } catch (const std::out_of_range& e) {
+    EXPECT_NE(std::string(e.what()).find("fill: the range starts at index -1"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)mg::detail::unpack_range("fill", fake_iterator{&v, 12}, fake_iterator{&v, 13}), std::out_of_range);
+  const auto [vector, first, count] = mg::detail::unpack_range("fill", fake_iterator{&v, 2}, fake_iterator{&v, 10});
+  EXPECT_EQ(vector, &v);
+  EXPECT_EQ(first, 2u);
+  EXPECT_EQ(count, 8u);
+}

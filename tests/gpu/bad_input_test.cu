@@ -223,6 +223,32 @@ TEST(BadInput, RangesPastTheEndNameTheEndAndTheSize) {
   EXPECT_EQ(mg::count(out, 0), 2003u);
 }
 
+TEST(BadInput, RangesBeforeTheBeginningNameTheStartAndTheSize) {
+  const auto& g = three_slots();
+  mg::distributed_vector<int> a(1009, 1, g), out(2003, g);
+  auto f = a.cbegin() - 1, l = a.cbegin() + 3;  // compares before l, so only its own check stops it
+  using E = std::out_of_range;
+  const std::initializer_list<std::string> both{"index -1", "size 1009"};
+  EXPECT_TRUE(throws_naming<E>([&] { mg::fill(a.begin() - 1, a.begin() + 3, 5); }, both));
+  EXPECT_TRUE(throws_naming<E>([&] { mg::transform(f, l, out.begin(), twice{}); }, both));
+  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::reduce(f, l, 0); }, both));
+  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::count(f, l, 1); }, both));
+  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::max_element(f, l); }, both));
+  EXPECT_TRUE(throws_naming<E>([&] { mg::inclusive_scan(f, l, out.begin()); }, both));
+  EXPECT_TRUE(throws_naming<E>([&] { mg::copy(f, l, out.begin()); }, both));
+  EXPECT_EQ(mg::count(a, 1), 1009u);
+  EXPECT_EQ(mg::count(out, 0), 2003u);
+}
+
+TEST(BadInput, CopyRangeFromChecksBothRangesAlsoOntoItself) {
+  const auto& g = three_slots();
+  mg::distributed_vector<int> v(10, 1, g);
+  // In place (same start) and overlapping: both returned or staged before any check.
+  EXPECT_THROW(v.copy_range_from(v, 5, 1000, 5), std::invalid_argument);
+  EXPECT_THROW(v.copy_range_from(v, 0, std::size_t{1} << 40, 1), std::invalid_argument);
+  EXPECT_EQ(mg::count(v, 1), 10u);
+}
+
 TEST(BadInput, IteratorsOfNoVectorFormOnlyEmptyRanges) {
   mg::distributed_vector<int>::const_iterator none{};
   EXPECT_EQ(mg::reduce(none, none, 5), 5);

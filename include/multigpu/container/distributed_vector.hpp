@@ -281,6 +281,10 @@ class distributed_vector {
   /// two ranges may overlap when `source` is this vector: the result is as memmove's.
   void copy_range_from(const distributed_vector& source, size_type src_first, size_type count,
                        size_type dst_first) {
+    // Both ranges are checked first (split throws std::invalid_argument naming a range that
+    // does not fit), so that neither a self-copy in place nor the overlap's temporary skips it.
+    auto from = source.layout_.split(src_first, src_first + count);
+    auto to = layout_.split(dst_first, dst_first + count);
     if (&source == this && count > 0) {
       if (src_first == dst_first) return;
       const size_type gap = src_first < dst_first ? dst_first - src_first : src_first - dst_first;
@@ -294,8 +298,6 @@ class distributed_vector {
         return;
       }
     }
-    auto from = source.layout_.split(src_first, src_first + count);
-    auto to = layout_.split(dst_first, dst_first + count);
     std::vector<transfer::byte_move> moves;
     for (const transfer::move& m : transfer::plan_moves(from, to))
       moves.push_back({m.src_slot, source.base(m.src_slot) + m.src_offset, m.dst_slot,

@@ -187,6 +187,12 @@ auto unpack_range(const char* algorithm, I first, I last) {
                                          ") is after last (index ", last.index(), ")"));
   MULTIGPU_EXPECTS(first.container() != nullptr || first == last,
                    concat(algorithm, ": the iterators do not belong to a vector"));
+  // A first iterator before the beginning (begin() - 1) still compares before last, and its
+  // index wraps to one past every size: the signed index names it.
+  MULTIGPU_EXPECTS_AS(first.container() == nullptr || first.index() <= first.container()->size(),
+                      std::out_of_range,
+                      concat(algorithm, ": the range starts at index ", static_cast<std::ptrdiff_t>(first.index()),
+                             ", outside a vector of size ", first.container() ? first.container()->size() : 0));
   MULTIGPU_EXPECTS_AS(first.container() == nullptr || last.index() <= first.container()->size(),
                       std::out_of_range,
                       concat(algorithm, ": the range ends at index ", last.index(),
