@@ -54,11 +54,12 @@ struct indexed_order {
 
 /// Runs the search the way sort does on the device, with host binary searches standing in
 /// for the device's, and returns the checked splits; rounds says how many rounds it took.
+/// With as_table the counts go to the search as one strided table, as sort hands them over.
 template <class Order = std::less<int>>
 std::vector<std::vector<std::size_t>> search(const std::vector<std::vector<int>>& runs,
                                              const std::vector<std::size_t>& offsets,
                                              const std::vector<std::size_t>& targets, std::size_t per_run,
-                                             std::size_t* rounds = nullptr, Order order = {}) {
+                                             std::size_t* rounds = nullptr, Order order = {}, bool as_table = false) {
   const indexed_order<Order> earlier{order};
   std::vector<std::size_t> sizes;
   for (const auto& r : runs) sizes.push_back(r.size());
@@ -79,7 +80,14 @@ std::vector<std::vector<std::size_t>> search(const std::vector<std::vector<int>>
         }
         counts[r].push_back(lo);
       }
-    s.absorb(counts);
+    if (as_table) {
+      const std::size_t stride = s.candidates().size() + 3;  // rows wider than a round, as in sort
+      std::vector<std::size_t> table(runs.size() * stride, 0);
+      for (std::size_t r = 0; r < runs.size(); ++r) std::copy(counts[r].begin(), counts[r].end(), &table[r * stride]);
+      s.absorb(table.data(), stride);
+    } else {
+      s.absorb(counts);
+    }
     if (s.rounds() > 64) throw std::runtime_error("the search does not end");
   }
   if (rounds) *rounds = s.rounds();
@@ -255,6 +263,34 @@ TEST(Splitters, CandidatesPerRunShrinkWithManyRuns) {
     EXPECT_LE(c, 512u);
     if (c > 16) EXPECT_LE(runs * runs * (runs - 1) * c, std::size_t{1} << 18) << runs << " runs";
   }
+}
+
+TEST(Splitters, CountsHandedOverAsOneStridedTableSplitTheSame) {
+  std::mt19937 rng(7);
+  for (const char* d : {"random", "all equal", "two values"})
+    for (std::size_t k : {2u, 3u, 8u}) {
+      SCOPED_TRACE(std::string(d) + ", " + std::to_string(k) + " runs");
+      std::vector<std::vector<int>> runs;
+      std::vector<std::size_t> offsets, targets;
+      std::size_t total = 0;
+      for (std::size_t r = 0; r < k; ++r) {
+        runs.push_back(make_keys(d, 500 + 37 * r, rng));
+        std::sort(runs.back().begin(), runs.back().end());
+        offsets.push_back(total);
+        total += runs.back().size();
+        if (r > 0) targets.push_back(offsets.back());
+      }
+      std::size_t by_vectors = 0, by_table = 0;
+      const auto want = search(runs, offsets, targets, 16, &by_vectors);
+      EXPECT_EQ(search(runs, offsets, targets, 16, &by_table, std::less<int>{}, true), want);
+      EXPECT_EQ(by_table, by_vectors);
+      EXPECT_EQ(want, brute_force(runs, offsets, targets));
+    }
+  std::vector<std::size_t> sizes{3, 3};
+  mgd::exact_splitting s(sizes, {3}, 4);
+  s.plan_round();
+  std::vector<std::size_t> narrow(2 * s.candidates().size(), 0);
+  EXPECT_THROW(s.absorb(narrow.data(), s.candidates().size() - 1), std::invalid_argument);
 }
 
 }  // namespace

@@ -296,8 +296,11 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
   auto* index = reinterpret_cast<std::size_t*>(block + index_at);
   auto* keys = reinterpret_cast<K*>(block + keys_at);
   auto* counted = reinterpret_cast<std::size_t*>(block + before_at);
+  // An empty run counts nothing before any candidate; the filled slots' rows are written by
+  // their counting kernels, and the search reads the table where it lies.
+  for (std::size_t s = 0; s < k; ++s)
+    if (sizes[s] == 0) std::fill(counted + s * most, counted + (s + 1) * most, std::size_t{0});
 
-  std::vector<std::vector<std::size_t>> before(k);
   std::vector<std::size_t> first(k);
   while (!search.done()) {
     search.plan_round();
@@ -332,13 +335,7 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
       device_guard guard(group.device(d));
       MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group.stream(d)));
     }
-    for (std::size_t s = 0; s < k; ++s) {
-      if (sizes[s] == 0)
-        before[s].assign(count, 0);
-      else
-        before[s].assign(counted + s * most, counted + s * most + count);
-    }
-    search.absorb(before);
+    search.absorb(counted, most);
   }
   if (rounds) *rounds = search.rounds();
   const std::vector<std::vector<std::size_t>> splits = search.checked_splits();

@@ -144,38 +144,13 @@ class exact_splitting {
     for (const auto& counts : before)
       if (counts.size() != candidates_.size())
         throw std::invalid_argument("exact_splitting::absorb: one count per candidate");
-    constexpr std::size_t none = static_cast<std::size_t>(-1);
-    std::vector<std::size_t> below(targets_.size(), none), above(targets_.size(), none);
-    std::vector<std::size_t> below_rank(targets_.size(), 0), above_rank(targets_.size(), 0);
-    for (std::size_t c = 0; c < candidates_.size(); ++c) {
-      const std::size_t j = candidates_[c].target;
-      std::size_t rank = 0;
-      for (std::size_t s = 0; s < k; ++s) rank += before[s][c];
-      const std::size_t t = targets_[j];
-      if (rank == t) {  // the element of rank t itself: the split is just before it
-        for (std::size_t s = 0; s < k; ++s) lo_[j * k + s] = hi_[j * k + s] = before[s][c];
-        below[j] = above[j] = none;
-        continue;
-      }
-      if (settled(j)) continue;
-      if (rank < t && (below[j] == none || rank > below_rank[j])) below[j] = c, below_rank[j] = rank;
-      if (rank > t && (above[j] == none || rank < above_rank[j])) above[j] = c, above_rank[j] = rank;
-    }
-    for (std::size_t j = 0; j < targets_.size(); ++j) {
-      if (settled(j)) continue;
-      for (std::size_t s = 0; s < k; ++s) {
-        // Everything before a candidate of rank < t, and the candidate itself, is among the
-        // first t; nothing from a candidate of rank > t on is.
-        if (below[j] != none) {
-          const candidate& a = candidates_[below[j]];
-          lo_[j * k + s] = std::max(lo_[j * k + s], before[s][below[j]] + (a.run == s ? 1 : 0));
-        }
-        if (above[j] != none) hi_[j * k + s] = std::min(hi_[j * k + s], before[s][above[j]]);
-        if (lo_[j * k + s] > hi_[j * k + s])
-          throw std::invalid_argument(concat_reason("the counts of elements before the candidates contradict each other"));
-      }
-      settle(j);
-    }
+    absorb_counts([&](std::size_t s, std::size_t c) { return before[s][c]; });
+  }
+  /// The same from one table where run s's counts start at counts + s * stride (the counting
+  /// kernels write it in place), read where it lies.
+  void absorb(const std::size_t* counts, std::size_t stride) {
+    if (stride < candidates_.size()) throw std::invalid_argument("exact_splitting::absorb: one count per candidate");
+    absorb_counts([&](std::size_t s, std::size_t c) { return counts[s * stride + c]; });
   }
 
   /// For target j, once done(): how many elements of each run come before the split.
@@ -206,6 +181,44 @@ class exact_splitting {
   }
 
  private:
+  /// absorb's work, with before(s, c) the count of run s for candidate c.
+  template <class Before>
+  void absorb_counts(Before&& before) {
+    const std::size_t k = runs();
+    constexpr std::size_t none = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> below(targets_.size(), none), above(targets_.size(), none);
+    std::vector<std::size_t> below_rank(targets_.size(), 0), above_rank(targets_.size(), 0);
+    for (std::size_t c = 0; c < candidates_.size(); ++c) {
+      const std::size_t j = candidates_[c].target;
+      std::size_t rank = 0;
+      for (std::size_t s = 0; s < k; ++s) rank += before(s, c);
+      const std::size_t t = targets_[j];
+      if (rank == t) {  // the element of rank t itself: the split is just before it
+        for (std::size_t s = 0; s < k; ++s) lo_[j * k + s] = hi_[j * k + s] = before(s, c);
+        below[j] = above[j] = none;
+        continue;
+      }
+      if (settled(j)) continue;
+      if (rank < t && (below[j] == none || rank > below_rank[j])) below[j] = c, below_rank[j] = rank;
+      if (rank > t && (above[j] == none || rank < above_rank[j])) above[j] = c, above_rank[j] = rank;
+    }
+    for (std::size_t j = 0; j < targets_.size(); ++j) {
+      if (settled(j)) continue;
+      for (std::size_t s = 0; s < k; ++s) {
+        // Everything before a candidate of rank < t, and the candidate itself, is among the
+        // first t; nothing from a candidate of rank > t on is.
+        if (below[j] != none) {
+          const candidate& a = candidates_[below[j]];
+          lo_[j * k + s] = std::max(lo_[j * k + s], before(s, below[j]) + (a.run == s ? 1 : 0));
+        }
+        if (above[j] != none) hi_[j * k + s] = std::min(hi_[j * k + s], before(s, above[j]));
+        if (lo_[j * k + s] > hi_[j * k + s])
+          throw std::invalid_argument(concat_reason("the counts of elements before the candidates contradict each other"));
+      }
+      settle(j);
+    }
+  }
+
   bool settled(std::size_t j) const {
     const std::size_t k = runs();
     for (std::size_t s = 0; s < k; ++s)
