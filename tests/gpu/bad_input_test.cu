@@ -206,38 +206,35 @@ TEST(BadInput, RangesAcrossTwoVectorsAreRejected) {
   EXPECT_EQ(mg::count(out, 0), 100u);
 }
 
+/// Every range-taking algorithm refuses [f, l) of `a` (1009 ones) with std::out_of_range
+/// naming `words`, and neither `a` nor `out` (2003 zeros) changes.
+void expect_every_algorithm_refuses(mg::distributed_vector<int>& a, mg::distributed_vector<int>& out,
+                                    std::ptrdiff_t first, std::ptrdiff_t last,
+                                    const std::initializer_list<std::string>& words) {
+  auto f = a.cbegin() + first, l = a.cbegin() + last;
+  using E = std::out_of_range;
+  EXPECT_TRUE(throws_naming<E>([&] { mg::fill(a.begin() + first, a.begin() + last, 5); }, words));
+  EXPECT_TRUE(throws_naming<E>([&] { mg::transform(f, l, out.begin(), twice{}); }, words));
+  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::reduce(f, l, 0); }, words));
+  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::count(f, l, 1); }, words));
+  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::max_element(f, l); }, words));
+  EXPECT_TRUE(throws_naming<E>([&] { mg::inclusive_scan(f, l, out.begin()); }, words));
+  EXPECT_TRUE(throws_naming<E>([&] { mg::copy(f, l, out.begin()); }, words));
+  EXPECT_EQ(mg::count(a, 1), 1009u);
+  EXPECT_EQ(mg::count(out, 0), 2003u);
+}
+
 TEST(BadInput, RangesPastTheEndNameTheEndAndTheSize) {
   const auto& g = three_slots();
   mg::distributed_vector<int> a(1009, 1, g), out(2003, g);
-  auto f = a.cbegin() + 2, l = a.cbegin() + 1012;
-  using E = std::out_of_range;
-  const std::initializer_list<std::string> both{"index 1012", "size 1009"};
-  EXPECT_TRUE(throws_naming<E>([&] { mg::fill(a.begin(), a.begin() + 1012, 5); }, both));
-  EXPECT_TRUE(throws_naming<E>([&] { mg::transform(f, l, out.begin(), twice{}); }, both));
-  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::reduce(f, l, 0); }, both));
-  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::count(f, l, 1); }, both));
-  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::max_element(f, l); }, both));
-  EXPECT_TRUE(throws_naming<E>([&] { mg::inclusive_scan(f, l, out.begin()); }, both));
-  EXPECT_TRUE(throws_naming<E>([&] { mg::copy(f, l, out.begin()); }, both));
-  EXPECT_EQ(mg::count(a, 1), 1009u);
-  EXPECT_EQ(mg::count(out, 0), 2003u);
+  expect_every_algorithm_refuses(a, out, 2, 1012, {"index 1012", "size 1009"});
 }
 
 TEST(BadInput, RangesBeforeTheBeginningNameTheStartAndTheSize) {
   const auto& g = three_slots();
   mg::distributed_vector<int> a(1009, 1, g), out(2003, g);
-  auto f = a.cbegin() - 1, l = a.cbegin() + 3;  // compares before l, so only its own check stops it
-  using E = std::out_of_range;
-  const std::initializer_list<std::string> both{"index -1", "size 1009"};
-  EXPECT_TRUE(throws_naming<E>([&] { mg::fill(a.begin() - 1, a.begin() + 3, 5); }, both));
-  EXPECT_TRUE(throws_naming<E>([&] { mg::transform(f, l, out.begin(), twice{}); }, both));
-  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::reduce(f, l, 0); }, both));
-  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::count(f, l, 1); }, both));
-  EXPECT_TRUE(throws_naming<E>([&] { (void)mg::max_element(f, l); }, both));
-  EXPECT_TRUE(throws_naming<E>([&] { mg::inclusive_scan(f, l, out.begin()); }, both));
-  EXPECT_TRUE(throws_naming<E>([&] { mg::copy(f, l, out.begin()); }, both));
-  EXPECT_EQ(mg::count(a, 1), 1009u);
-  EXPECT_EQ(mg::count(out, 0), 2003u);
+  // begin() - 1 compares before begin() + 3, so only the range's own start check stops it.
+  expect_every_algorithm_refuses(a, out, -1, 3, {"index -1", "size 1009"});
 }
 
 TEST(BadInput, CopyRangeFromChecksBothRangesAlsoOntoItself) {
