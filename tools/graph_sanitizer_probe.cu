@@ -1,0 +1,132 @@
+// Do compute-sanitizer's tools follow a CUDA graph whose kernels were changed after
+// instantiation? Graph replay (dispatch_policy::graph) updates an instantiated graph with
+// cudaGraphExecUpdate when a call's pointers change, and patches its result kernel with
+// cudaGraphExecKernelNodeSetParams. Each case below reads a buffer that was fully written by
+// cudaMemcpy from the host, through a graph captured over two streams (a fork and a join, as
+// the library's collectives capture), and checks the sum on the host.
+//   capture      the graph reads buffer A as captured                      (the control)
+//   exec_update  captured on A, then updated by cudaGraphExecUpdate to read buffer B
+//   set_params   captured on A, then its kernel node re-pointed at B by
+//                cudaGraphExecKernelNodeSetParams
+// Under `compute-sanitizer --tool initcheck build-gpu/graph_sanitizer_probe CASE`, a report or
+// a fault in a case whose sum checks out, when the control is clean, is about the tool's view
+// of updated graphs, not a defect of the program.
+// Build: nvcc -arch=native -o build-gpu/graph_sanitizer_probe tools/graph_sanitizer_probe.cu
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define CHECK(x)                                                                   \
+  do {                                                                             \
+    cudaError_t e_ = (x);                                                          \
+    if (e_ != cudaSuccess) {                                                       \
+      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                \
+      std::exit(2);                                                                \
+    }                                                                              \
+  } while (0)
+
+__global__ void sum(const int* x, int n, unsigned long long* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) atomicAdd(out, static_cast<unsigned long long>(x[i]));
+}
+
+namespace {
+
+constexpr int n = 1 << 16;
+constexpr int threads = 256;
+
+// The two halves of `x` are summed on two streams, forked from and joined into `origin`.
+cudaGraph_t capture(cudaStream_t origin, cudaStream_t side, cudaEvent_t fork, cudaEvent_t join, const int* x,
+                    unsigned long long* out) {
+  cudaGraph_t graph = nullptr;
+  CHECK(cudaStreamBeginCapture(origin, cudaStreamCaptureModeRelaxed));
+  CHECK(cudaEventRecord(fork, origin));
+  CHECK(cudaStreamWaitEvent(side, fork, 0));
+  sum<<<n / 2 / threads, threads, 0, origin>>>(x, n / 2, out);
+  sum<<<n / 2 / threads, threads, 0, side>>>(x + n / 2, n / 2, out);
+  CHECK(cudaEventRecord(join, side));
+  CHECK(cudaStreamWaitEvent(origin, join, 0));
+  CHECK(cudaStreamEndCapture(origin, &graph));
+  return graph;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* which = argc > 1 ? argv[1] : "capture";
+  if (std::strcmp(which, "capture") != 0 && std::strcmp(which, "exec_update") != 0 &&
+      std::strcmp(which, "set_params") != 0) {
+    std::fprintf(stderr, "usage: %s capture | exec_update | set_params\n", argv[0]);
+    return 2;
+  }
+  cudaStream_t origin, side;
+  CHECK(cudaStreamCreateWithFlags(&origin, cudaStreamNonBlocking));
+  CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  cudaEvent_t fork, join;
+  CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+  CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+  std::vector<int> host_a(n), host_b(n);
+  unsigned long long want_a = 0, want_b = 0;
+  for (int i = 0; i < n; ++i) {
+    host_a[i] = i % 1000;
+    host_b[i] = 3 * (i % 777) + 1;
+    want_a += host_a[i];
+    want_b += host_b[i];
+  }
+  int *a = nullptr, *b = nullptr;
+  unsigned long long* out = nullptr;
+  CHECK(cudaMallocAsync(&a, n * sizeof(int), origin));
+  CHECK(cudaMallocAsync(&b, n * sizeof(int), origin));
+  CHECK(cudaMallocAsync(&out, sizeof(unsigned long long), origin));
+  CHECK(cudaMemcpyAsync(a, host_a.data(), n * sizeof(int), cudaMemcpyHostToDevice, origin));
+  CHECK(cudaMemcpyAsync(b, host_b.data(), n * sizeof(int), cudaMemcpyHostToDevice, origin));
+  CHECK(cudaMemsetAsync(out, 0, sizeof(unsigned long long), origin));
+  CHECK(cudaStreamSynchronize(origin));
+
+  cudaGraph_t graph = capture(origin, side, fork, join, a, out);
+  cudaGraphExec_t exec = nullptr;
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  unsigned long long want = want_a;
+  if (std::strcmp(which, "exec_update") == 0) {
+    cudaGraph_t other = capture(origin, side, fork, join, b, out);
+    cudaGraphExecUpdateResultInfo info{};
+    CHECK(cudaGraphExecUpdate(exec, other, &info));
+    CHECK(cudaGraphDestroy(other));
+    want = want_b;
+  } else if (std::strcmp(which, "set_params") == 0) {
+    std::size_t count = 0;
+    CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+    std::vector<cudaGraphNode_t> nodes(count);
+    CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+    for (cudaGraphNode_t node : nodes) {
+      cudaGraphNodeType type{};
+      CHECK(cudaGraphNodeGetType(node, &type));
+      if (type != cudaGraphNodeTypeKernel) continue;
+      cudaKernelNodeParams params{};
+      CHECK(cudaGraphKernelNodeGetParams(node, &params));
+      const int* x = *static_cast<const int* const*>(params.kernelParams[0]);
+      const int* moved = x == a ? b : b + n / 2;
+      int half = n / 2;
+      void* arguments[] = {&moved, &half, &out};
+      params.kernelParams = arguments;
+      CHECK(cudaGraphExecKernelNodeSetParams(exec, node, &params));
+    }
+    want = want_b;
+  }
+  CHECK(cudaGraphLaunch(exec, origin));
+  unsigned long long got = 0;
+  CHECK(cudaMemcpyAsync(&got, out, sizeof(got), cudaMemcpyDeviceToHost, origin));
+  CHECK(cudaStreamSynchronize(origin));
+  std::printf("graph_sanitizer_probe %s: sum %llu, expected %llu: %s\n", which, got, want,
+              got == want ? "agrees" : "WRONG");
+  CHECK(cudaGraphExecDestroy(exec));
+  CHECK(cudaGraphDestroy(graph));
+  CHECK(cudaFreeAsync(a, origin));
+  CHECK(cudaFreeAsync(b, origin));
+  CHECK(cudaFreeAsync(out, origin));
+  CHECK(cudaStreamSynchronize(origin));
+  return got == want ? 0 : 1;
+}
