@@ -8,6 +8,9 @@
 //   exec_update  captured on A, then updated by cudaGraphExecUpdate to read buffer B
 //   set_params   captured on A, then its kernel node re-pointed at B by
 //                cudaGraphExecKernelNodeSetParams
+//   realloc      launched on A; A freed (cudaFreeAsync), allocated again at the same address
+//                and written with B's values; the same executable graph launched again, as
+//                graph replay does when the pools hand a call the same addresses
 // Under `compute-sanitizer --tool initcheck build-gpu/graph_sanitizer_probe CASE`, a report or
 // a fault in a case whose sum checks out, when the control is clean, is about the tool's view
 // of updated graphs, not a defect of the program.
@@ -58,8 +61,8 @@ cudaGraph_t capture(cudaStream_t origin, cudaStream_t side, cudaEvent_t fork, cu
 int main(int argc, char** argv) {
   const char* which = argc > 1 ? argv[1] : "capture";
   if (std::strcmp(which, "capture") != 0 && std::strcmp(which, "exec_update") != 0 &&
-      std::strcmp(which, "set_params") != 0) {
-    std::fprintf(stderr, "usage: %s capture | exec_update | set_params\n", argv[0]);
+      std::strcmp(which, "set_params") != 0 && std::strcmp(which, "realloc") != 0) {
+    std::fprintf(stderr, "usage: %s capture | exec_update | set_params | realloc\n", argv[0]);
     return 2;
   }
   cudaStream_t origin, side;
@@ -114,6 +117,18 @@ int main(int argc, char** argv) {
       params.kernelParams = arguments;
       CHECK(cudaGraphExecKernelNodeSetParams(exec, node, &params));
     }
+    want = want_b;
+  } else if (std::strcmp(which, "realloc") == 0) {
+    CHECK(cudaGraphLaunch(exec, origin));
+    CHECK(cudaFreeAsync(a, origin));
+    int* again = nullptr;
+    CHECK(cudaMallocAsync(&again, n * sizeof(int), origin));
+    if (again != a) {
+      std::printf("graph_sanitizer_probe realloc: the pool gave another address; nothing to probe\n");
+      return 3;
+    }
+    CHECK(cudaMemcpyAsync(a, host_b.data(), n * sizeof(int), cudaMemcpyHostToDevice, origin));
+    CHECK(cudaMemsetAsync(out, 0, sizeof(unsigned long long), origin));
     want = want_b;
   }
   CHECK(cudaGraphLaunch(exec, origin));
