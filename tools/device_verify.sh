@@ -15,6 +15,8 @@
 #                                   racecheck of the concurrency, scan and sort tests, and
 #                                   initcheck of the concurrency, reduce and scan tests;
 #                                   or the TOOL:BINARY pairs given
+#   tools/device_verify.sh findings
+#                                   the open sanitizer findings, each in its own process (about 200 s)
 #   tools/device_verify.sh long [SECONDS] [LANES]
 #                                   the no-sync long mode alone, LANES (default 6) per element
 #                                   type, for SECONDS (default 400): 10^5 cases need the GPU
@@ -65,7 +67,42 @@ case $what in
   long)
     "$here/nosync_long.sh" "${2:-400}" "${3:-6}" 1000 > "$LOGS/nosync_summary.txt" 2>&1
     tail -5 "$LOGS/nosync_summary.txt" ;;
-  *) echo "usage: $0 suite | checks [SECONDS] | alone [SECONDS] [TOOL:BINARY...] | long [SECONDS] [LANES]" >&2; exit 2 ;;
+  findings)
+    mkdir -p "$LOGS"
+    # The sanitizer findings still open, each in its own process, all at once (about 200 s
+    # after a build): the racecheck hang (stacks after 150 s, with modules loaded lazily and
+    # eagerly), the racecheck crash and the initcheck reports under graph replay, the graph
+    # probe's reallocation case, and memcheck's stream-ordered race tracking where this
+    # compute-sanitizer has it.
+    if [[ ! -x build-gpu/tests/gpu_scan_tests ]]; then
+      cmake -S . -B build-gpu -G Ninja -DCMAKE_CUDA_ARCHITECTURES=native > /dev/null &&
+        cmake --build build-gpu --target gpu_concurrency_tests gpu_scan_tests gpu_reduce_tests > "$LOGS/build.log" 2>&1 ||
+        { tail -20 "$LOGS/build.log"; exit 1; }
+    fi
+    nvcc -arch=native -o build-gpu/graph_sanitizer_probe "$here/graph_sanitizer_probe.cu" || exit 1
+    racecheck=(compute-sanitizer --tool racecheck --racecheck-report all build-gpu/tests/gpu_concurrency_tests
+               --gtest_filter='*OneVectorRead*')
+    MULTIGPU_TEST_TINY=1 "$here/hang_stacks.sh" 150 racecheck_one_vector "${racecheck[@]}" &
+    MULTIGPU_TEST_TINY=1 CUDA_MODULE_LOADING=EAGER "$here/hang_stacks.sh" 150 racecheck_one_vector_eager "${racecheck[@]}" &
+    specs=('racecheck:gpu_scan_tests:Scan/4.SubrangesAndOutputsOnOtherGroups'
+           'initcheck:gpu_reduce_tests:*DotOfVectorsOnDifferentGroups*'
+           'initcheck:gpu_scan_tests:*SubrangesAndOutputsOnOtherGroups*')
+    "$here/sanitizer_repro.sh" 170 "${specs[@]}" &
+    for tool in initcheck memcheck; do
+      timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 9 build-gpu/graph_sanitizer_probe realloc \
+        > "$LOGS/probe_realloc_$tool.log" 2>&1
+      echo "graph probe realloc, $tool: rc $? $(grep -E 'probe|SUMMARY' "$LOGS/probe_realloc_$tool.log" | tr '\n' ' ')"
+    done
+    if compute-sanitizer --help 2>&1 | grep -q -- --track-stream-ordered-races; then
+      MULTIGPU_TEST_SMALL=1 timeout 170 compute-sanitizer --tool memcheck --track-stream-ordered-races all --error-exitcode 9 \
+        build-gpu/tests/gpu_reduce_tests --gtest_brief=1 --gtest_filter='*DotOfVectorsOnDifferentGroups*' \
+        > "$LOGS/memcheck_stream_ordered_dot.log" 2>&1
+      echo "memcheck --track-stream-ordered-races, dot across groups: rc $? $(grep -E 'ERROR SUMMARY' "$LOGS/memcheck_stream_ordered_dot.log")"
+    else
+      echo "this compute-sanitizer has no --track-stream-ordered-races"
+    fi
+    wait ;;
+  *) echo "usage: $0 suite | checks [SECONDS] | alone [SECONDS] [TOOL:BINARY...] | long [SECONDS] [LANES] | findings" >&2; exit 2 ;;
 esac
 status=$?
 [[ -n ${OUT:-} ]] && tar czf "$OUT/${what}_logs.tar.gz" -C "$LOGS" . 2> /dev/null
