@@ -24,11 +24,18 @@ for spec in "$@"; do
     [[ $tool == racecheck ]] && flags+=(--racecheck-report all)
     log="$out/${n}_${tool}_${bin}.log"
     start=$(date +%s)
-    timeout "$seconds" stdbuf -oL -eL compute-sanitizer "${flags[@]}" "build-gpu/tests/$bin" --gtest_filter="$filter" > "$log" 2>&1
+    # The peak memory of the sanitizer and the test (GNU time, where installed): a run that
+    # ends without a word may have been killed for memory.
+    timer=()
+    rm -f "$log.time"
+    [[ -x /usr/bin/time ]] && timer=(/usr/bin/time -f "sanitizer_repro: peak RSS %M KiB, exit %x" -a -o "$log.time")
+    timeout "$seconds" "${timer[@]}" stdbuf -oL -eL compute-sanitizer "${flags[@]}" "build-gpu/tests/$bin" --gtest_filter="$filter" > "$log" 2>&1
     rc=$?
+    [[ -f $log.time ]] && cat "$log.time" >> "$log"
     summary=$(grep -E "(ERROR|RACECHECK|LEAK) SUMMARY" "$log" | tail -1)
-    printf "%-9s %-26s %-60s %-24s rc %-3s %4ss %s %s\n" "$tool" "$bin" "$filter" "${envs:-}" "$rc" \
-      "$(( $(date +%s) - start ))" "$summary" "$(grep -cE '^\[       OK \]' "$log") ok, $(grep -cE '^\[  FAILED  \]' "$log") failed"
+    printf "%-9s %-26s %-60s %-24s rc %-3s %4ss %s %s %s\n" "$tool" "$bin" "$filter" "${envs:-}" "$rc" \
+      "$(( $(date +%s) - start ))" "$summary" "$(grep -cE '^\[       OK \]' "$log") ok, $(grep -cE '^\[  FAILED  \]' "$log") failed" \
+      "$(grep -h '^sanitizer_repro:' "$log.time" 2> /dev/null)"
   ) &
 done
 wait
