@@ -15,6 +15,8 @@
 // a fault in a case whose sum checks out, when the control is clean, is about the tool's view
 // of updated graphs, not a defect of the program.
 // Build: nvcc -arch=native -o build-gpu/graph_sanitizer_probe tools/graph_sanitizer_probe.cu
+#include "probe_check.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -22,14 +24,6 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(x)                                                                   \
-  do {                                                                             \
-    cudaError_t e_ = (x);                                                          \
-    if (e_ != cudaSuccess) {                                                       \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                \
-      std::exit(2);                                                                \
-    }                                                                              \
-  } while (0)
 
 __global__ void sum(const int* x, int n, unsigned long long* out) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;

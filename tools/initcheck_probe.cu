@@ -9,6 +9,8 @@
 //   pool_event   as event, the buffer from a stream-ordered pool (cudaMallocAsync)
 //   synced       the host waits for the kernel before enqueuing the copy (the control)
 // Build: nvcc -arch=native -o build-gpu/initcheck_probe tools/initcheck_probe.cu
+#include "probe_check.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -16,14 +18,6 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(x)                                                                   \
-  do {                                                                             \
-    cudaError_t e_ = (x);                                                          \
-    if (e_ != cudaSuccess) {                                                       \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                \
-      std::exit(2);                                                                \
-    }                                                                              \
-  } while (0)
 
 __global__ void spin(long long cycles) {
   const long long start = clock64();
