@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -306,5 +307,104 @@ TEST(Schedule, AStepThatThrowsStillOrdersTheArenaBeforeReuse) {
         });
     EXPECT_EQ(total, 10ull + 12ull) << route.name << ": a late write of the failed call landed in the arena";
     g.synchronize();
+  }
+}
+
+namespace {
+
+__global__ void spin_for(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+// A partial of 1536 bytes: three of them outgrow the 4 KiB a scan leaves the root's arena.
+struct big {
+  long long v[192];
+};
+struct big_plus {
+  __host__ __device__ big operator()(const big& a, const big& b) const {
+    big r;
+    for (int i = 0; i < 192; ++i) r.v[i] = a.v[i] + b.v[i];
+    return r;
+  }
+};
+
+// A partial of 64 bytes, written by each piece at the start of its root's arena.
+struct wide {
+  long long v[8];
+};
+struct wide_plus {
+  __host__ __device__ wide operator()(const wide& a, const wide& b) const {
+    wide r;
+    for (int i = 0; i < 8; ++i) r.v[i] = a.v[i] + b.v[i];
+    return r;
+  }
+};
+struct to_wide {
+  __host__ __device__ wide operator()(int x) const {
+    wide r;
+    for (int i = 0; i < 8; ++i) r.v[i] = x;
+    return r;
+  }
+};
+
+}  // namespace
+
+// A scan leaves the slots that read their carries from the root's arena running after it
+// returns. A reduce on the same root whose partials outgrow that arena frees it on the
+// root's stream, so the root must wait for those readers first. Slot 2 reads its carry late
+// (its stream spins first); the reduce grows slot 0's arena; then a collective rooted on
+// slot 1 takes a fresh arena from the same scratch pool on slot 1's stream, which does not
+// wait for slot 2, and its first piece writes its partial at the arena's start. Had the old
+// arena been freed before slot 2 was done, the pool may hand it to slot 1 at once, and slot
+// 2 reads a partial as its carry.
+TEST(Schedule, AnArenaThatGrowsWaitsForTheSlotsReadingItsCarries) {
+  mg::group_options device;
+  device.merge = mg::merge_policy::device;
+  const std::size_t n = 3 * 4096;
+  std::vector<int> host(n);
+  std::iota(host.begin(), host.end(), 1);
+  std::vector<int> want(n);
+  std::inclusive_scan(host.begin(), host.end(), want.begin());
+  const std::vector<big> bigs(3, big{{1}});
+  int rate_khz = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&rate_khz, cudaDevAttrClockRate, 0), cudaSuccess);
+  const long long spin_cycles = static_cast<long long>(rate_khz) * 300;  // about 300 ms
+  {
+    // Every kernel below is launched once first, on another group: a kernel's first launch
+    // loads its module, which would wait for the spin and hide what is under test.
+    mg::device_group warm = repeated(3, device);
+    mg::distributed_vector<int> x(host, warm), y(n, warm);
+    mg::distributed_vector<big> b(bigs, warm);
+    mg::inclusive_scan(x, y);
+    (void)mg::reduce(b, big{}, mg::commutative(big_plus{}));
+    (void)mg::transform_reduce(x.begin() + n / 3, x.end(), wide{}, mg::commutative(wide_plus{}), to_wide{});
+    mg::device_guard guard(0);
+    spin_for<<<1, 1, 0, warm.stream(2)>>>(1);
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+    warm.synchronize();
+  }
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    mg::device_group g = repeated(3, device);
+    mg::distributed_vector<int> x(host, g), y(n, g);
+    mg::distributed_vector<big> b(bigs, g);
+    mg::inclusive_scan(x, y);  // slot 0's arena: 4 KiB
+    g.synchronize();
+    {
+      mg::device_guard guard(0);
+      spin_for<<<1, 1, 0, g.stream(2)>>>(spin_cycles);
+      ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+    }
+    mg::inclusive_scan(x, y);  // slot 2 reads its carry after the spin
+    auto grown = mg::reduce_async(b.begin(), b.end(), big{}, mg::commutative(big_plus{}));  // slot 0's arena grows
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // slot 0's stream passes the free
+    auto other = mg::transform_reduce_async(x.begin() + n / 3, x.end(), wide{}, mg::commutative(wide_plus{}), to_wide{});
+    EXPECT_EQ(grown.get().v[0], 3);
+    (void)other.get();
+    const std::vector<int> got = mg::to_vector(y);
+    const auto wrong = std::mismatch(got.begin(), got.end(), want.begin()).first - got.begin();
+    EXPECT_EQ(static_cast<std::size_t>(wrong), n)
+        << "attempt " << attempt << ": element " << wrong << " is wrong: a slot read its carry from a freed arena";
   }
 }

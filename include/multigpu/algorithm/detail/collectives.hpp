@@ -43,11 +43,27 @@ __global__ void scan_partials(const P* partials, std::size_t count, POp op, T* c
   }
 }
 
+/// Slots that read `root`'s arena after an earlier call returned (a scan's carries) must be
+/// done before anything on the root's stream rewrites the arena, or frees it when it grows:
+/// the root's stream waits for them, and they are forgotten.
+inline void join_readers(group_state& g, std::size_t root) {
+  std::vector<std::size_t>& readers = g.executor().slot(root).readers();
+  if (readers.empty()) return;
+  const cudaStream_t root_stream = g.stream(root);
+  device_guard guard(g.device(root));
+  for (std::size_t reader : readers)
+    if (g.stream(reader) != root_stream) g.executor().slot(reader).done().order_before(root_stream);
+  readers.clear();
+}
+
 /// The partials arena of a collective rooted at `root`, for `bytes`, by the group's merge route
-/// for `kind`: the root's device scratch or its pinned mapped host scratch.
+/// for `kind`: the root's device scratch or its pinned mapped host scratch. A device arena
+/// that grows is freed on the root's stream, so the root joins the arena's readers first.
 inline void* collective_arena(group_state& g, std::size_t root, std::size_t bytes, merge_kind kind) {
   slot_scratch& scratch = g.executor().slot(root);
-  return g.merge(kind) == merge_route::device ? scratch.partials(bytes) : scratch.mapped_partials(bytes);
+  if (g.merge(kind) != merge_route::device) return scratch.mapped_partials(bytes);
+  join_readers(g, root);
+  return scratch.partials(bytes);
 }
 
 /// One collective call over the pieces of a range: forks the slots from the root, and joins
@@ -63,11 +79,8 @@ class collective_call {
         entered_(root_.entered()) {
     entered_.assign(pieces_.size(), 0);
     guard_.emplace(g_.device(root_slot_));
-    // Slots that read this root's arena after an earlier call returned (a scan's carries)
-    // must be done before the steps of this call rewrite it: the fork follows them.
-    for (std::size_t reader : readers())
-      if (g_.stream(reader) != root_stream()) g_.executor().slot(reader).done().order_before(root_stream());
-    readers().clear();
+    // The steps of this call rewrite the arena: the fork follows its earlier readers.
+    join_readers(g_, root_slot_);
     root_.fork().record(root_stream());
   }
   collective_call(const collective_call&) = delete;
