@@ -150,6 +150,51 @@ TEST(ReduceOrder, NonCommutativeOperatorsCombineInOrder) {
     }
 }
 
+/// An order-keeping operator on elements of 16 + 8 * Pad bytes: the affine map composes in
+/// order, the padding adds up.
+template <int Pad>
+struct padded_affine {
+  affine f;
+  std::uint64_t pad[Pad];
+};
+template <int Pad>
+struct padded_compose {
+  __host__ __device__ padded_affine<Pad> operator()(const padded_affine<Pad>& l, const padded_affine<Pad>& r) const {
+    padded_affine<Pad> out;
+    out.f = compose{}(l.f, r.f);
+    for (int i = 0; i < Pad; ++i) out.pad[i] = l.pad[i] + r.pad[i];
+    return out;
+  }
+};
+
+template <int Pad>
+void expect_wide_elements_to_keep_their_order() {
+  for (const auto& s : shapes())
+    for (std::size_t n : {std::size_t{1}, s.group.size() + 1, std::size_t{4099}, std::size_t{30011}}) {
+      SCOPED_TRACE(testing::Message() << s.name << " n=" << n << " bytes=" << sizeof(padded_affine<Pad>));
+      std::vector<padded_affine<Pad>> host(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        host[i].f = random_value<affine>();
+        for (int j = 0; j < Pad; ++j) host[i].pad[j] = i + static_cast<std::uint64_t>(j);
+      }
+      padded_affine<Pad> init{};
+      init.f = affine{1, 0};
+      const auto want = std::accumulate(host.begin(), host.end(), init, padded_compose<Pad>{});
+      mg::distributed_vector<padded_affine<Pad>> v(host, s.group);
+      const auto got = mg::reduce(v, init, padded_compose<Pad>{});
+      EXPECT_EQ(got.f, want.f);
+      EXPECT_EQ(got.pad[0], want.pad[0]);
+      EXPECT_EQ(got.pad[Pad - 1], want.pad[Pad - 1]);
+    }
+}
+
+// Wide elements take the order-keeping kernel too: its shared memory stays within the
+// limit (a 64-byte element staged 4 items a thread asked for 72 KiB and did not compile).
+TEST(ReduceOrder, WideElementsKeepTheirOrder) {
+  expect_wide_elements_to_keep_their_order<6>();    // 64 bytes
+  expect_wide_elements_to_keep_their_order<126>();  // 1 KiB
+}
+
 TEST(ReduceOrder, CommutativeDeclarationTakesTheFastPath) {
   using mg::diagnostics::path;
   const auto& g = shapes()[2].group;

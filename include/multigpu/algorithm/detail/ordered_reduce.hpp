@@ -17,12 +17,33 @@
 
 namespace multigpu::detail {
 
+/// How a block stages its items and its threads' totals in shared memory: through a warp
+/// transpose and a raking reduction while they fit in `budget` bytes; otherwise items are
+/// loaded straight into registers and threads combine warp by warp, which needs one partial
+/// per warp. Every one of these keeps the order of the items.
+template <int Block, int Items, class Item, class P>
+struct ordered_reduce_staging {
+  static constexpr std::size_t budget = 24 * 1024;
+  static constexpr cub::BlockLoadAlgorithm load =
+      static_cast<std::size_t>(Block) * Items * sizeof(Item) <= budget ? cub::BLOCK_LOAD_WARP_TRANSPOSE
+                                                                       : cub::BLOCK_LOAD_DIRECT;
+  static constexpr cub::BlockReduceAlgorithm reduce =
+      sizeof(typename cub::BlockReduce<P, Block, cub::BLOCK_REDUCE_RAKING>::TempStorage) <= budget
+          ? cub::BLOCK_REDUCE_RAKING
+          : cub::BLOCK_REDUCE_WARP_REDUCTIONS;
+};
+
+/// Items per thread: fewer for wider items, one for items wider than 64 bytes.
+template <class Item>
+inline constexpr int ordered_reduce_items = sizeof(Item) <= 8 ? 8 : sizeof(Item) <= 64 ? 4 : 1;
+
 template <int Block, int Items, class Input, class Transform, class P, class POp>
 __global__ void __launch_bounds__(Block)
     ordered_reduce_kernel(Input in, std::size_t n, Transform transform, POp op, P start, P empty, P* out) {
   using item_t = typename cuda::std::iterator_traits<Input>::value_type;
-  using block_load = cub::BlockLoad<item_t, Block, Items, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
-  using block_reduce = cub::BlockReduce<P, Block, cub::BLOCK_REDUCE_RAKING>;
+  using staging = ordered_reduce_staging<Block, Items, item_t, P>;
+  using block_load = cub::BlockLoad<item_t, Block, Items, staging::load>;
+  using block_reduce = cub::BlockReduce<P, Block, staging::reduce>;
   __shared__ union {
     typename block_load::TempStorage load;
     typename block_reduce::TempStorage reduce;
@@ -70,7 +91,7 @@ void ordered_reduce(Input in, std::size_t n, Transform transform, POp op, P init
   diagnostics::note(diagnostics::path::ordered_reduce);
   constexpr int block = 256;
   using item_t = typename cuda::std::iterator_traits<Input>::value_type;
-  constexpr int items = sizeof(item_t) <= 8 ? 8 : 4;
+  constexpr int items = ordered_reduce_items<item_t>;
   constexpr std::size_t tile = static_cast<std::size_t>(block) * items;
   const std::size_t blocks =
       std::min<std::size_t>((n + tile - 1) / tile, static_cast<std::size_t>(2 * scratch.multiprocessors()));
@@ -84,7 +105,7 @@ void ordered_reduce(Input in, std::size_t n, Transform transform, POp op, P init
   ordered_reduce_kernel<block, items>
       <<<static_cast<unsigned>(blocks), block, 0, stream>>>(in, n, transform, op, empty, empty, partials);
   check_launch("ordered_reduce_kernel");
-  constexpr int p_items = sizeof(P) <= 8 ? 8 : 4;
+  constexpr int p_items = ordered_reduce_items<P>;
   ordered_reduce_kernel<block, p_items>
       <<<1, block, 0, stream>>>(static_cast<const P*>(partials), blocks, identity_transform{}, op, init, empty, out);
   check_launch("ordered_reduce_kernel");
