@@ -82,13 +82,15 @@ TYPED_TEST(Scan, InclusiveAndExclusiveMatchTheReference) {
     }
 }
 
+// New data for every pair of shapes, so that a read of the input before its upload, or of
+// a freed temporary at a reused address, cannot find the right values by chance.
 TYPED_TEST(Scan, SubrangesAndOutputsOnOtherGroups) {
   using T = TypeParam;
-  const std::size_t n = 1000003;
-  auto host = random_vector<T>(n);
+  const std::size_t n = test::tiny_run() ? 4099 : test::small_run() ? 30011 : 1000003;
   for (const auto& s : shapes())
     for (const auto& t : shapes()) {
       SCOPED_TRACE(testing::Message() << s.name << " -> " << t.name);
+      const auto host = random_vector<T>(n);
       mg::distributed_vector<T> in(host, s.group), out(n, t.group);
       std::vector<T> part(host.begin() + 7, host.end() - 3), want;
       std::vector<double> scale;
