@@ -194,8 +194,9 @@ void expect_wide_elements_to_keep_their_order() {
 // Wide elements take the order-keeping kernel too: its shared memory stays within the
 // limit (a 64-byte element staged 4 items a thread asked for 72 KiB and did not compile).
 TEST(ReduceOrder, WideElementsKeepTheirOrder) {
-  expect_wide_elements_to_keep_their_order<6>();    // 64 bytes
-  expect_wide_elements_to_keep_their_order<126>();  // 1 KiB
+  expect_wide_elements_to_keep_their_order<6>();    // 64 bytes: a transpose one warp at a time, raking
+  expect_wide_elements_to_keep_their_order<9>();    // 88 bytes: the whole block's transpose, warp by warp
+  expect_wide_elements_to_keep_their_order<126>();  // 1 KiB: straight into registers, warp by warp
 }
 
 TEST(ReduceOrder, CommutativeDeclarationTakesTheFastPath) {

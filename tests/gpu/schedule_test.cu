@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -318,14 +319,14 @@ __global__ void spin_for(long long cycles) {
   }
 }
 
-// A partial of 1536 bytes: three of them outgrow the 4 KiB a scan leaves the root's arena.
+// A partial of 2560 bytes: two of them outgrow the 4 KiB a scan leaves the root's arena.
 struct big {
-  long long v[192];
+  long long v[320];
 };
 struct big_plus {
   __host__ __device__ big operator()(const big& a, const big& b) const {
     big r;
-    for (int i = 0; i < 192; ++i) r.v[i] = a.v[i] + b.v[i];
+    for (int i = 0; i < 320; ++i) r.v[i] = a.v[i] + b.v[i];
     return r;
   }
 };
@@ -353,58 +354,65 @@ struct to_wide {
 
 // A scan leaves the slots that read their carries from the root's arena running after it
 // returns. A reduce on the same root whose partials outgrow that arena frees it on the
-// root's stream, so the root must wait for those readers first. Slot 2 reads its carry late
-// (its stream spins first); the reduce grows slot 0's arena; then a collective rooted on
-// slot 1 takes a fresh arena from the same scratch pool on slot 1's stream, which does not
-// wait for slot 2, and its first piece writes its partial at the arena's start. Had the old
-// arena been freed before slot 2 was done, the pool may hand it to slot 1 at once, and slot
-// 2 reads a partial as its carry.
+// root's stream, so the root must wait for those readers first. Four slots: slot 3 reads its
+// carry late (its stream spins first); a reduce over slots 0 and 1 grows slot 0's arena;
+// then a collective over slots 2 and 3 takes slot 2's first arena, 4 KiB like the old one,
+// from the same scratch pool on slot 2's stream, which waits for neither slot 0 nor slot 3,
+// and slot 2's piece writes its partial at the arena's start. Had the old arena been freed
+// before slot 3 was done, the pool may hand it to slot 2 at once, and slot 3 reads that
+// partial as its carry. Whether the pool reused the block is printed: a run where it never
+// did could not have failed.
 TEST(Schedule, AnArenaThatGrowsWaitsForTheSlotsReadingItsCarries) {
   mg::group_options device;
   device.merge = mg::merge_policy::device;
-  const std::size_t n = 3 * 4096;
+  const std::size_t n = 4 * 4096;
   std::vector<int> host(n);
   std::iota(host.begin(), host.end(), 1);
   std::vector<int> want(n);
   std::inclusive_scan(host.begin(), host.end(), want.begin());
-  const std::vector<big> bigs(3, big{{1}});
+  const std::vector<big> bigs(4, big{{1}});
   int rate_khz = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&rate_khz, cudaDevAttrClockRate, 0), cudaSuccess);
   const long long spin_cycles = static_cast<long long>(rate_khz) * 300;  // about 300 ms
   {
     // Every kernel below is launched once first, on another group: a kernel's first launch
     // loads its module, which would wait for the spin and hide what is under test.
-    mg::device_group warm = repeated(3, device);
+    mg::device_group warm = repeated(4, device);
     mg::distributed_vector<int> x(host, warm), y(n, warm);
     mg::distributed_vector<big> b(bigs, warm);
     mg::inclusive_scan(x, y);
-    (void)mg::reduce(b, big{}, mg::commutative(big_plus{}));
-    (void)mg::transform_reduce(x.begin() + n / 3, x.end(), wide{}, mg::commutative(wide_plus{}), to_wide{});
+    (void)mg::reduce(b.begin(), b.begin() + 2, big{}, mg::commutative(big_plus{}));
+    (void)mg::transform_reduce(x.begin() + n / 2, x.end(), wide{}, mg::commutative(wide_plus{}), to_wide{});
     mg::device_guard guard(0);
-    spin_for<<<1, 1, 0, warm.stream(2)>>>(1);
+    spin_for<<<1, 1, 0, warm.stream(3)>>>(1);
     ASSERT_EQ(cudaGetLastError(), cudaSuccess);
     warm.synchronize();
   }
+  int reused = 0;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    mg::device_group g = repeated(3, device);
+    mg::device_group g = repeated(4, device);
+    auto& executor = mg::detail::state_of(g).executor();
     mg::distributed_vector<int> x(host, g), y(n, g);
     mg::distributed_vector<big> b(bigs, g);
     mg::inclusive_scan(x, y);  // slot 0's arena: 4 KiB
     g.synchronize();
+    const void* old_arena = executor.slot(0).partials(1);  // no growth: it holds 4 KiB
     {
       mg::device_guard guard(0);
-      spin_for<<<1, 1, 0, g.stream(2)>>>(spin_cycles);
+      spin_for<<<1, 1, 0, g.stream(3)>>>(spin_cycles);
       ASSERT_EQ(cudaGetLastError(), cudaSuccess);
     }
-    mg::inclusive_scan(x, y);  // slot 2 reads its carry after the spin
-    auto grown = mg::reduce_async(b.begin(), b.end(), big{}, mg::commutative(big_plus{}));  // slot 0's arena grows
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // slot 0's stream passes the free
-    auto other = mg::transform_reduce_async(x.begin() + n / 3, x.end(), wide{}, mg::commutative(wide_plus{}), to_wide{});
-    EXPECT_EQ(grown.get().v[0], 3);
+    mg::inclusive_scan(x, y);  // slot 3 reads its carry after the spin
+    auto grown = mg::reduce_async(b.begin(), b.begin() + 2, big{}, mg::commutative(big_plus{}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // slot 0's stream passes a free it may hold
+    auto other = mg::transform_reduce_async(x.begin() + n / 2, x.end(), wide{}, mg::commutative(wide_plus{}), to_wide{});
+    if (executor.slot(2).partials(1) == old_arena) ++reused;
+    EXPECT_EQ(grown.get().v[0], 2);
     (void)other.get();
     const std::vector<int> got = mg::to_vector(y);
     const auto wrong = std::mismatch(got.begin(), got.end(), want.begin()).first - got.begin();
     EXPECT_EQ(static_cast<std::size_t>(wrong), n)
         << "attempt " << attempt << ": element " << wrong << " is wrong: a slot read its carry from a freed arena";
   }
+  std::printf("[          ] the pool handed slot 0's old arena to slot 2 in %d of 3 attempts\n", reused);
 }

@@ -17,20 +17,30 @@
 
 namespace multigpu::detail {
 
-/// How a block stages its items and its threads' totals in shared memory: through a warp
-/// transpose and a raking reduction while they fit in `budget` bytes; otherwise items are
-/// loaded straight into registers and threads combine warp by warp, which needs one partial
-/// per warp. Every one of these keeps the order of the items.
+/// How a block stages its items and its threads' totals in shared memory, within `budget`
+/// bytes: items through a warp transpose (the whole block at once, or one warp at a time),
+/// or straight into registers when even one warp's items are too wide; threads' totals by a
+/// raking reduction, or warp by warp, which needs one partial per warp. Every one of these
+/// keeps the order of the items.
 template <int Block, int Items, class Item, class P>
 struct ordered_reduce_staging {
   static constexpr std::size_t budget = 24 * 1024;
+  template <cub::BlockLoadAlgorithm A>
+  static constexpr std::size_t load_bytes = sizeof(typename cub::BlockLoad<Item, Block, Items, A>::TempStorage);
+  template <cub::BlockReduceAlgorithm A>
+  static constexpr std::size_t reduce_bytes = sizeof(typename cub::BlockReduce<P, Block, A>::TempStorage);
+
   static constexpr cub::BlockLoadAlgorithm load =
-      static_cast<std::size_t>(Block) * Items * sizeof(Item) <= budget ? cub::BLOCK_LOAD_WARP_TRANSPOSE
-                                                                       : cub::BLOCK_LOAD_DIRECT;
-  static constexpr cub::BlockReduceAlgorithm reduce =
-      sizeof(typename cub::BlockReduce<P, Block, cub::BLOCK_REDUCE_RAKING>::TempStorage) <= budget
-          ? cub::BLOCK_REDUCE_RAKING
-          : cub::BLOCK_REDUCE_WARP_REDUCTIONS;
+      load_bytes<cub::BLOCK_LOAD_WARP_TRANSPOSE> <= budget              ? cub::BLOCK_LOAD_WARP_TRANSPOSE
+      : load_bytes<cub::BLOCK_LOAD_WARP_TRANSPOSE_TIMESLICED> <= budget ? cub::BLOCK_LOAD_WARP_TRANSPOSE_TIMESLICED
+                                                                         : cub::BLOCK_LOAD_DIRECT;
+  static constexpr cub::BlockReduceAlgorithm reduce = reduce_bytes<cub::BLOCK_REDUCE_RAKING> <= budget
+                                                          ? cub::BLOCK_REDUCE_RAKING
+                                                          : cub::BLOCK_REDUCE_WARP_REDUCTIONS;
+  static_assert(reduce_bytes<reduce> <= 40 * 1024,
+                "multigpu: an order-keeping reduction (an operator not declared commutative) keeps one partial "
+                "per warp in shared memory, and this partial type is too large for it (over about 4 KiB); "
+                "reduce a smaller type, or declare the operator multigpu::commutative if it is");
 };
 
 /// Items per thread: fewer for wider items, one for items wider than 64 bytes.
