@@ -3,7 +3,6 @@
 #include <multigpu/transfer/copy_plan.hpp>
 
 #include <algorithm>
-#include <limits>
 
 namespace multigpu::transfer {
 
@@ -48,21 +47,19 @@ std::size_t total_count(std::span<const piece> pieces) noexcept {
 }
 
 namespace {
-/// The elements the pieces cover: std::length_error when the sum does not fit the size type
-/// (a wrapped total could match the other side's and plan a partial copy).
-std::size_t checked_total(std::span<const piece> pieces, const char* which) {
+/// The elements the pieces cover: std::length_error saying `too_many` when the sum does not
+/// fit the size type (a wrapped total could match the other side's and plan a partial copy).
+std::size_t checked_total(std::span<const piece> pieces, const char* too_many) {
   std::size_t total = 0;
-  for (const piece& p : pieces) {
-    MULTIGPU_EXPECTS_AS(p.count <= std::numeric_limits<std::size_t>::max() - total, std::length_error,
-                        detail::concat("plan_moves: the ", which, " pieces cover more elements than the size type holds"));
-    total += p.count;
-  }
+  for (const piece& p : pieces) total = detail::checked_add(total, p.count, too_many);
   return total;
 }
 }  // namespace
 
 std::vector<move> plan_moves(std::span<const piece> source, std::span<const piece> destination) {
-  const std::size_t src_total = checked_total(source, "source"), dst_total = checked_total(destination, "destination");
+  const std::size_t src_total = checked_total(source, "plan_moves: the source pieces cover more elements than the size type holds"),
+                    dst_total = checked_total(destination,
+                                              "plan_moves: the destination pieces cover more elements than the size type holds");
   MULTIGPU_EXPECTS(src_total == dst_total,
                    detail::concat("plan_moves: the source covers ", src_total,
                                   " elements but the destination covers ", dst_total));

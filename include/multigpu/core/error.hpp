@@ -67,6 +67,13 @@ template <class Exception>
   throw Exception(concat("multigpu: ", message, " (", file, ":", line, ")"));
 }
 
+/// a + b, or std::length_error saying `what` when the sum does not fit std::size_t: plans
+/// compare totals that must not wrap.
+inline std::size_t checked_add(std::size_t a, std::size_t b, const char* what) {
+  if (b > static_cast<std::size_t>(-1) - a) throw_precondition<std::length_error>(what, __FILE__, __LINE__);
+  return a + b;
+}
+
 }  // namespace detail
 }  // namespace multigpu
 

@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <limits>
 #include <span>
 #include <vector>
 
@@ -61,13 +60,9 @@ class exchange_plan {
                      concat("exchange_plan::relayout: ", from_sizes.size(), " source slots but ", to_sizes.size(),
                             " destination slots"));
     std::size_t from_total = 0, to_total = 0;
-    auto add = [](std::size_t& total, std::size_t x) {
-      MULTIGPU_EXPECTS_AS(x <= std::numeric_limits<std::size_t>::max() - total, std::length_error,
-                          "exchange_plan::relayout: the sizes add up to more than the size type holds");
-      total += x;
-    };
-    for (std::size_t x : from_sizes) add(from_total, x);
-    for (std::size_t x : to_sizes) add(to_total, x);
+    constexpr const char* too_many = "exchange_plan::relayout: the sizes add up to more than the size type holds";
+    for (std::size_t x : from_sizes) from_total = checked_add(from_total, x, too_many);
+    for (std::size_t x : to_sizes) to_total = checked_add(to_total, x, too_many);
     MULTIGPU_EXPECTS(from_total == to_total, concat("exchange_plan::relayout: the source holds ", from_total,
                                                     " elements but the destination ", to_total));
     exchange_plan plan(from_sizes.size());
