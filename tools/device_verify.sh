@@ -86,7 +86,8 @@ case $what in
     MULTIGPU_TEST_TINY=1 CUDA_MODULE_LOADING=EAGER "$here/hang_stacks.sh" 150 racecheck_one_vector_eager "${racecheck[@]}" &
     specs=('racecheck:gpu_scan_tests:Scan/4.SubrangesAndOutputsOnOtherGroups'
            'initcheck:gpu_reduce_tests:*DotOfVectorsOnDifferentGroups*'
-           'initcheck:gpu_scan_tests:*SubrangesAndOutputsOnOtherGroups*')
+           'initcheck:gpu_scan_tests:*SubrangesAndOutputsOnOtherGroups*'
+           'initcheck:gpu_scan_tests:Scan/2.SubrangesAndOutputsOnOtherGroups:MULTIGPU_TEST_NO_GRAPH=1')
     "$here/sanitizer_repro.sh" 170 "${specs[@]}" &
     for tool in initcheck memcheck; do
       timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 9 build-gpu/graph_sanitizer_probe realloc \
