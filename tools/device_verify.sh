@@ -17,6 +17,13 @@
 #                                   or the TOOL:BINARY pairs given
 #   tools/device_verify.sh findings
 #                                   the open sanitizer findings, each in its own process (about 200 s)
+#   tools/device_verify.sh triage [SECONDS]
+#                                   the build that `suite` uses (fault injection on), then for
+#                                   SECONDS (default 150) the reruns that tell which sanitizer
+#                                   findings are the tools' own: racecheck of the concurrency
+#                                   tests with fewer threads, the vec3 cross-group scan under
+#                                   initcheck and memcheck, and the graph probe's stream-ordered
+#                                   cases under memcheck's stream-ordered race tracking
 #   tools/device_verify.sh long [SECONDS] [LANES]
 #                                   the no-sync long mode alone, LANES (default 6) per element
 #                                   type, for SECONDS (default 400): 10^5 cases need the GPU
@@ -64,6 +71,25 @@ case $what in
     POOL=${POOL:-2} SANITIZE_TIMEOUT=$((seconds - 10)) timeout "$seconds" "$here/sanitize_pool.sh" "${pairs[@]}" > /dev/null 2>&1
     echo "== sanitizers, two at a time (runs not listed were cut off at ${seconds}s):"
     cat "$LOGS/sanitize_summary.txt" ;;
+  triage)
+    seconds=${2:-150}
+    CMAKE_ARGS="-DMULTIGPU_FAULT_INJECTION=ON ${CMAKE_ARGS:-}" "$here/gpu_suite.sh" || exit 1
+    nvcc -arch=native -o build-gpu/graph_sanitizer_probe "$here/graph_sanitizer_probe.cu" || exit 1
+    scan4='Scan/4.SubrangesAndOutputsOnOtherGroups'
+    specs=('racecheck:gpu_concurrency_tests:*OneVectorRead*:MULTIGPU_TEST_THREADS=2'
+           'racecheck:gpu_concurrency_tests:*OneVectorRead*:MULTIGPU_TEST_THREADS=4'
+           'racecheck:gpu_concurrency_tests:-*OneVectorRead*'
+           "initcheck:gpu_scan_tests:$scan4"
+           "initcheck:gpu_scan_tests:$scan4:MULTIGPU_TEST_NO_GRAPH=1"
+           "initcheck:gpu_scan_tests:$scan4:CUDA_LAUNCH_BLOCKING=1"
+           "memcheck:gpu_scan_tests:$scan4")
+    "$here/sanitizer_repro.sh" "$seconds" "${specs[@]}" &
+    for case in stream_ordered stream_ordered_eager; do
+      timeout 60 compute-sanitizer --tool memcheck --track-stream-ordered-races all --error-exitcode 9 \
+        build-gpu/graph_sanitizer_probe "$case" > "$LOGS/probe_$case.log" 2>&1
+      echo "graph probe $case, memcheck --track-stream-ordered-races all: rc $? $(grep -E 'probe|SUMMARY' "$LOGS/probe_$case.log" | tr '\n' ' ')"
+    done
+    wait ;;
   long)
     "$here/nosync_long.sh" "${2:-400}" "${3:-6}" 1000 > "$LOGS/nosync_summary.txt" 2>&1
     tail -5 "$LOGS/nosync_summary.txt" ;;
@@ -103,7 +129,7 @@ case $what in
       echo "this compute-sanitizer has no --track-stream-ordered-races"
     fi
     wait ;;
-  *) echo "usage: $0 suite | checks [SECONDS] | alone [SECONDS] [TOOL:BINARY...] | long [SECONDS] [LANES] | findings" >&2; exit 2 ;;
+  *) echo "usage: $0 suite | checks [SECONDS] | alone [SECONDS] [TOOL:BINARY...] | triage [SECONDS] | long [SECONDS] [LANES] | findings" >&2; exit 2 ;;
 esac
 status=$?
 [[ -n ${OUT:-} ]] && tar czf "$OUT/${what}_logs.tar.gz" -C "$LOGS" . 2> /dev/null

@@ -11,6 +11,12 @@
 //   realloc      launched on A; A freed (cudaFreeAsync), allocated again at the same address
 //                and written with B's values; the same executable graph launched again, as
 //                graph replay does when the pools hand a call the same addresses
+//   stream_ordered        buffer C allocated (cudaMallocAsync) and written on a third stream;
+//                the launch stream waits for an event recorded there after the write; a graph
+//                captured on two private streams, as graph replay captures, reads C from the
+//                launch stream. For `compute-sanitizer --tool memcheck
+//                --track-stream-ordered-races all`: the launch is ordered after the allocation.
+//   stream_ordered_eager  the same reads as two plain kernels on the launch stream (its control)
 // Under `compute-sanitizer --tool initcheck build-gpu/graph_sanitizer_probe CASE`, a report or
 // a fault in a case whose sum checks out, when the control is clean, is about the tool's view
 // of updated graphs, not a defect of the program.
@@ -55,8 +61,10 @@ cudaGraph_t capture(cudaStream_t origin, cudaStream_t side, cudaEvent_t fork, cu
 int main(int argc, char** argv) {
   const char* which = argc > 1 ? argv[1] : "capture";
   if (std::strcmp(which, "capture") != 0 && std::strcmp(which, "exec_update") != 0 &&
-      std::strcmp(which, "set_params") != 0 && std::strcmp(which, "realloc") != 0) {
-    std::fprintf(stderr, "usage: %s capture | exec_update | set_params | realloc\n", argv[0]);
+      std::strcmp(which, "set_params") != 0 && std::strcmp(which, "realloc") != 0 &&
+      std::strcmp(which, "stream_ordered") != 0 && std::strcmp(which, "stream_ordered_eager") != 0) {
+    std::fprintf(stderr, "usage: %s capture | exec_update | set_params | realloc | stream_ordered | stream_ordered_eager\n",
+                 argv[0]);
     return 2;
   }
   cudaStream_t origin, side;
@@ -124,6 +132,41 @@ int main(int argc, char** argv) {
     CHECK(cudaMemcpyAsync(a, host_b.data(), n * sizeof(int), cudaMemcpyHostToDevice, origin));
     CHECK(cudaMemsetAsync(out, 0, sizeof(unsigned long long), origin));
     want = want_b;
+  }
+  if (std::strncmp(which, "stream_ordered", 14) == 0) {
+    cudaStream_t maker, capture_origin, capture_side;
+    CHECK(cudaStreamCreateWithFlags(&maker, cudaStreamNonBlocking));
+    CHECK(cudaStreamCreateWithFlags(&capture_origin, cudaStreamNonBlocking));
+    CHECK(cudaStreamCreateWithFlags(&capture_side, cudaStreamNonBlocking));
+    int* c = nullptr;
+    CHECK(cudaMallocAsync(&c, n * sizeof(int), maker));
+    CHECK(cudaMemcpyAsync(c, host_b.data(), n * sizeof(int), cudaMemcpyHostToDevice, maker));
+    cudaEvent_t ready;
+    CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+    CHECK(cudaEventRecord(ready, maker));
+    CHECK(cudaStreamWaitEvent(origin, ready, 0));
+    CHECK(cudaMemsetAsync(out, 0, sizeof(unsigned long long), origin));
+    cudaGraph_t reading = nullptr;
+    cudaGraphExec_t reading_exec = nullptr;
+    if (std::strcmp(which, "stream_ordered") == 0) {
+      reading = capture(capture_origin, capture_side, fork, join, c, out);
+      CHECK(cudaGraphInstantiate(&reading_exec, reading, 0));
+      CHECK(cudaGraphLaunch(reading_exec, origin));
+    } else {
+      sum<<<n / 2 / threads, threads, 0, origin>>>(c, n / 2, out);
+      sum<<<n / 2 / threads, threads, 0, origin>>>(c + n / 2, n / 2, out);
+      CHECK(cudaGetLastError());
+    }
+    unsigned long long got = 0;
+    CHECK(cudaMemcpyAsync(&got, out, sizeof(got), cudaMemcpyDeviceToHost, origin));
+    CHECK(cudaStreamSynchronize(origin));
+    std::printf("graph_sanitizer_probe %s: sum %llu, expected %llu: %s\n", which, got, want_b,
+                got == want_b ? "agrees" : "WRONG");
+    if (reading_exec != nullptr) CHECK(cudaGraphExecDestroy(reading_exec));
+    if (reading != nullptr) CHECK(cudaGraphDestroy(reading));
+    CHECK(cudaFreeAsync(c, origin));
+    CHECK(cudaStreamSynchronize(origin));
+    return got == want_b ? 0 : 1;
   }
   CHECK(cudaGraphLaunch(exec, origin));
   unsigned long long got = 0;
