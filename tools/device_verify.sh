@@ -20,10 +20,11 @@
 #   tools/device_verify.sh triage [SECONDS]
 #                                   the build that `suite` uses (fault injection on), then for
 #                                   SECONDS (default 150) the reruns that tell which sanitizer
-#                                   findings are the tools' own: racecheck of the concurrency
-#                                   tests with fewer threads, the vec3 cross-group scan under
-#                                   initcheck and memcheck, and the graph probe's stream-ordered
-#                                   cases under memcheck's stream-ordered race tracking
+#                                   findings are the tools' own, each alone: racecheck of the
+#                                   concurrency tests with their threads taking turns, and
+#                                   initcheck of the reduce tests (with and without graph shapes)
+#                                   and twice of the gather tests, which reported only in a pool
+#                                   of eight
 #   tools/device_verify.sh long [SECONDS] [LANES]
 #                                   the no-sync long mode alone, LANES (default 6) per element
 #                                   type, for SECONDS (default 400): 10^5 cases need the GPU
@@ -74,21 +75,14 @@ case $what in
   triage)
     seconds=${2:-150}
     CMAKE_ARGS="-DMULTIGPU_FAULT_INJECTION=ON ${CMAKE_ARGS:-}" "$here/gpu_suite.sh" || exit 1
-    nvcc -arch=native -o build-gpu/graph_sanitizer_probe "$here/graph_sanitizer_probe.cu" || exit 1
-    scan4='Scan/4.SubrangesAndOutputsOnOtherGroups'
-    specs=('racecheck:gpu_concurrency_tests:*OneVectorRead*:MULTIGPU_TEST_THREADS=2'
-           'racecheck:gpu_concurrency_tests:*OneVectorRead*:MULTIGPU_TEST_THREADS=4'
-           'racecheck:gpu_concurrency_tests:-*OneVectorRead*'
-           "initcheck:gpu_scan_tests:$scan4"
-           "initcheck:gpu_scan_tests:$scan4:MULTIGPU_TEST_NO_GRAPH=1"
-           "initcheck:gpu_scan_tests:$scan4:CUDA_LAUNCH_BLOCKING=1"
-           "memcheck:gpu_scan_tests:$scan4")
+    specs=('racecheck:gpu_concurrency_tests:*OneVectorRead*:MULTIGPU_TEST_SERIAL_THREADS=1'
+           'racecheck:gpu_concurrency_tests:*:MULTIGPU_TEST_SERIAL_THREADS=1'
+           'racecheck:gpu_concurrency_tests:*OneVectorRead*:MULTIGPU_TEST_SERIAL_THREADS=1,MULTIGPU_TEST_THREADS=2'
+           'initcheck:gpu_reduce_tests:*'
+           'initcheck:gpu_reduce_tests:*:MULTIGPU_TEST_NO_GRAPH=1'
+           'initcheck:gpu_gather_tests:*'
+           'initcheck:gpu_gather_tests:*')
     "$here/sanitizer_repro.sh" "$seconds" "${specs[@]}" &
-    for case in stream_ordered stream_ordered_eager; do
-      timeout 60 compute-sanitizer --tool memcheck --track-stream-ordered-races all --error-exitcode 9 \
-        build-gpu/graph_sanitizer_probe "$case" > "$LOGS/probe_$case.log" 2>&1
-      echo "graph probe $case, memcheck --track-stream-ordered-races all: rc $? $(grep -E 'probe|SUMMARY' "$LOGS/probe_$case.log" | tr '\n' ' ')"
-    done
     wait ;;
   long)
     "$here/nosync_long.sh" "${2:-400}" "${3:-6}" 1000 > "$LOGS/nosync_summary.txt" 2>&1

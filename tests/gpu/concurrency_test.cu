@@ -88,9 +88,15 @@ class findings {
 /// Runs body(thread, findings&) on `thread_count` threads released together. Each thread
 /// first makes a device of its own current (t modulo the device count) and must find it
 /// current again at the end. Returns every thread's findings.
+/// MULTIGPU_TEST_SERIAL_THREADS=1 runs the bodies one at a time (still each on its own
+/// thread, on the same groups and vectors): for racecheck, which checks each kernel's
+/// shared memory whatever the host threads do, and whose launch tracking failed with
+/// several threads launching at once. The other tools and the plain runs keep them together.
 template <class Body>
 std::string run_threads(Body&& body) {
   const int devices = mg::visible_device_count();
+  const bool serial = test::env_flag("MULTIGPU_TEST_SERIAL_THREADS");
+  std::mutex one_at_a_time;
   std::vector<std::string> reports(thread_count);
   std::latch start(thread_count);
   std::vector<std::thread> threads;
@@ -101,6 +107,8 @@ std::string run_threads(Body&& body) {
       try {
         if (cudaSetDevice(device) != cudaSuccess) throw std::runtime_error("cudaSetDevice failed");
         start.arrive_and_wait();
+        std::unique_lock<std::mutex> turn(one_at_a_time, std::defer_lock);
+        if (serial) turn.lock();
         body(t, found);
       } catch (const std::exception& e) {
         found.add(std::string("threw ") + e.what());
