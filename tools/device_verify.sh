@@ -24,7 +24,8 @@
 #                                   concurrency tests with their threads taking turns, and
 #                                   initcheck of the reduce tests (with and without graph shapes)
 #                                   and twice of the gather tests, which reported only in a pool
-#                                   of eight
+#                                   of eight; and the graph probe's free_elsewhere cases under
+#                                   initcheck and memcheck
 #   tools/device_verify.sh long [SECONDS] [LANES]
 #                                   the no-sync long mode alone, LANES (default 6) per element
 #                                   type, for SECONDS (default 400): 10^5 cases need the GPU
@@ -83,6 +84,16 @@ case $what in
            'initcheck:gpu_gather_tests:*'
            'initcheck:gpu_gather_tests:*')
     "$here/sanitizer_repro.sh" "$seconds" "${specs[@]}" &
+    # A free on another stream than the graph's launch stream, ordered by an event, as a
+    # cross-group call frees its temporary: does initcheck follow it?
+    nvcc -arch=native -o build-gpu/graph_sanitizer_probe "$here/graph_sanitizer_probe.cu" || exit 1
+    for case in free_elsewhere free_elsewhere_on_launch free_elsewhere_eager; do
+      for tool in initcheck memcheck; do
+        timeout 100 compute-sanitizer --tool "$tool" --error-exitcode 9 build-gpu/graph_sanitizer_probe "$case" \
+          > "$LOGS/probe_${case}_$tool.log" 2>&1
+        echo "graph probe $case, $tool: rc $? $(grep -E 'probe|SUMMARY' "$LOGS/probe_${case}_$tool.log" | tr '\n' ' ')"
+      done
+    done
     wait ;;
   long)
     "$here/nosync_long.sh" "${2:-400}" "${3:-6}" 1000 > "$LOGS/nosync_summary.txt" 2>&1

@@ -17,6 +17,14 @@
 //                launch stream. For `compute-sanitizer --tool memcheck
 //                --track-stream-ordered-races all`: the launch is ordered after the allocation.
 //   stream_ordered_eager  the same reads as two plain kernels on the launch stream (its control)
+//   free_elsewhere        200 rounds of what a cross-group dot does with its temporary: buffer X
+//                from a pool of its own (release threshold at the maximum, as device_pool's),
+//                allocated and written on stream W; the launch stream L waits for W and
+//                launches the graph reading X (captured again on private streams only when
+//                the pool hands another address); W waits for an event recorded on L after
+//                the launch and frees X at once, before the host reads the sum from L
+//   free_elsewhere_on_launch  the same, X freed on L (a control)
+//   free_elsewhere_eager      the same, plain kernels on L instead of the graph (a control)
 // Under `compute-sanitizer --tool initcheck build-gpu/graph_sanitizer_probe CASE`, a report or
 // a fault in a case whose sum checks out, when the control is clean, is about the tool's view
 // of updated graphs, not a defect of the program.
@@ -58,12 +66,87 @@ cudaGraph_t capture(cudaStream_t origin, cudaStream_t side, cudaEvent_t fork, cu
 
 }  // namespace
 
+// The free_elsewhere cases; returns the exit code.
+int free_elsewhere(const char* which, const std::vector<int>& host, unsigned long long want) {
+  const bool graph = std::strcmp(which, "free_elsewhere_eager") != 0;
+  const bool on_launch = std::strcmp(which, "free_elsewhere_on_launch") == 0;
+  int device = 0;
+  CHECK(cudaGetDevice(&device));
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool;
+  CHECK(cudaMemPoolCreate(&pool, &props));
+  unsigned long long threshold = ~0ull;
+  CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  cudaStream_t launch_stream, worker, capture_origin, capture_side;
+  for (cudaStream_t* s : {&launch_stream, &worker, &capture_origin, &capture_side})
+    CHECK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
+  cudaEvent_t fork, join, written, launched;
+  for (cudaEvent_t* e : {&fork, &join, &written, &launched}) CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+  unsigned long long* out = nullptr;
+  CHECK(cudaMalloc(&out, sizeof(unsigned long long)));
+  cudaGraphExec_t exec = nullptr;
+  const int* captured = nullptr;
+  int rounds = 200, same = 0, wrong = 0;
+  for (int round = 0; round < rounds; ++round) {
+    int* x = nullptr;
+    CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&x), n * sizeof(int), pool, worker));
+    CHECK(cudaMemcpyAsync(x, host.data(), n * sizeof(int), cudaMemcpyHostToDevice, worker));
+    CHECK(cudaEventRecord(written, worker));
+    CHECK(cudaStreamWaitEvent(launch_stream, written, 0));
+    CHECK(cudaMemsetAsync(out, 0, sizeof(unsigned long long), launch_stream));
+    if (graph) {
+      if (x == captured) {
+        ++same;
+      } else {
+        cudaGraph_t g = capture(capture_origin, capture_side, fork, join, x, out);
+        if (exec == nullptr) {
+          CHECK(cudaGraphInstantiate(&exec, g, 0));
+        } else {
+          cudaGraphExecUpdateResultInfo info{};
+          CHECK(cudaGraphExecUpdate(exec, g, &info));
+        }
+        CHECK(cudaGraphDestroy(g));
+        captured = x;
+      }
+      CHECK(cudaGraphLaunch(exec, launch_stream));
+    } else {
+      sum<<<n / 2 / threads, threads, 0, launch_stream>>>(x, n / 2, out);
+      sum<<<n / 2 / threads, threads, 0, launch_stream>>>(x + n / 2, n / 2, out);
+      CHECK(cudaGetLastError());
+    }
+    if (on_launch) {
+      CHECK(cudaFreeAsync(x, launch_stream));
+    } else {
+      CHECK(cudaEventRecord(launched, launch_stream));
+      CHECK(cudaStreamWaitEvent(worker, launched, 0));
+      CHECK(cudaFreeAsync(x, worker));
+    }
+    unsigned long long got = 0;
+    CHECK(cudaMemcpyAsync(&got, out, sizeof(got), cudaMemcpyDeviceToHost, launch_stream));
+    CHECK(cudaStreamSynchronize(launch_stream));
+    wrong += got != want;
+  }
+  CHECK(cudaDeviceSynchronize());
+  std::printf("graph_sanitizer_probe %s: %d rounds, %d replayed at the same address, %d sums wrong: %s\n", which,
+              rounds, same, wrong, wrong == 0 ? "agrees" : "WRONG");
+  if (exec != nullptr) CHECK(cudaGraphExecDestroy(exec));
+  CHECK(cudaFree(out));
+  CHECK(cudaMemPoolDestroy(pool));
+  return wrong == 0 ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   const char* which = argc > 1 ? argv[1] : "capture";
   if (std::strcmp(which, "capture") != 0 && std::strcmp(which, "exec_update") != 0 &&
       std::strcmp(which, "set_params") != 0 && std::strcmp(which, "realloc") != 0 &&
-      std::strcmp(which, "stream_ordered") != 0 && std::strcmp(which, "stream_ordered_eager") != 0) {
-    std::fprintf(stderr, "usage: %s capture | exec_update | set_params | realloc | stream_ordered | stream_ordered_eager\n",
+      std::strcmp(which, "stream_ordered") != 0 && std::strcmp(which, "stream_ordered_eager") != 0 &&
+      std::strncmp(which, "free_elsewhere", 14) != 0) {
+    std::fprintf(stderr,
+                 "usage: %s capture | exec_update | set_params | realloc | stream_ordered | stream_ordered_eager |"
+                 " free_elsewhere | free_elsewhere_on_launch | free_elsewhere_eager\n",
                  argv[0]);
     return 2;
   }
@@ -133,6 +216,7 @@ int main(int argc, char** argv) {
     CHECK(cudaMemsetAsync(out, 0, sizeof(unsigned long long), origin));
     want = want_b;
   }
+  if (std::strncmp(which, "free_elsewhere", 14) == 0) return free_elsewhere(which, host_b, want_b);
   if (std::strncmp(which, "stream_ordered", 14) == 0) {
     cudaStream_t maker, capture_origin, capture_side;
     CHECK(cudaStreamCreateWithFlags(&maker, cudaStreamNonBlocking));
