@@ -261,6 +261,16 @@ void group_state::order(std::size_t producer, std::size_t consumer) {
   events_.order(device(producer), stream(producer), stream(consumer));
 }
 
+void group_state::join_readers(std::size_t root) {
+  std::vector<std::size_t>& readers = executor().slot(root).readers();
+  if (readers.empty()) return;
+  const cudaStream_t root_stream = stream(root);
+  device_guard guard(device(root));
+  for (std::size_t reader : readers)
+    if (stream(reader) != root_stream) executor().slot(reader).done().order_before(root_stream);
+  readers.clear();
+}
+
 void group_state::wait(cudaEvent_t event) {
   MULTIGPU_EXPECTS(event != nullptr, "device_group::wait: the event is null");
   device_guard guard(device(0));

@@ -177,10 +177,7 @@ void graph_replay::renew_capture_streams() noexcept {
 void graph_replay::join_before(std::size_t root, const std::vector<piece>& pieces) {
   group_state& g = *group_;
   const cudaStream_t root_stream = g.own_stream(root);
-  auto& readers = g.executor().slot(root).readers();
-  for (std::size_t r : readers)
-    if (g.own_stream(r) != root_stream) g.executor().slot(r).done().order_before(root_stream);
-  readers.clear();
+  g.join_readers(root);  // before any capture: the slots' own streams
   for (const auto& p : pieces) {
     const cudaStream_t s = g.own_stream(p.slot);
     if (s == root_stream) continue;

@@ -57,9 +57,10 @@ std::size_t checked_total(std::span<const piece> pieces, const char* too_many) {
 }  // namespace
 
 std::vector<move> plan_moves(std::span<const piece> source, std::span<const piece> destination) {
-  const std::size_t src_total = checked_total(source, "plan_moves: the source pieces cover more elements than the size type holds"),
-                    dst_total = checked_total(destination,
-                                              "plan_moves: the destination pieces cover more elements than the size type holds");
+  const std::size_t src_total =
+      checked_total(source, "plan_moves: the source pieces cover more elements than the size type holds");
+  const std::size_t dst_total =
+      checked_total(destination, "plan_moves: the destination pieces cover more elements than the size type holds");
   MULTIGPU_EXPECTS(src_total == dst_total,
                    detail::concat("plan_moves: the source covers ", src_total,
                                   " elements but the destination covers ", dst_total));

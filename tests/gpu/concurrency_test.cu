@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <latch>
 #include <limits>
 #include <mutex>
@@ -32,9 +31,8 @@ namespace mg = multigpu;
 /// one vector stopped in the tool ("Internal Sanitizer Error: Detected a failure to track a
 /// kernel launch", then no progress), so the sanitizer runs can take fewer.
 const int thread_count = [] {
-  const char* text = std::getenv("MULTIGPU_TEST_THREADS");
-  const int asked = text != nullptr ? std::atoi(text) : 8;
-  return asked >= 2 && asked <= 8 ? asked : 8;
+  const std::uint64_t asked = test::env_or("MULTIGPU_TEST_THREADS", 8);
+  return asked >= 2 && asked <= 8 ? static_cast<int>(asked) : 8;
 }();
 
 /// Rounds of each test. Under the sanitizers (MULTIGPU_TEST_SMALL) every test keeps its eight

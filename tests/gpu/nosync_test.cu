@@ -28,11 +28,6 @@ namespace {
 
 namespace mg = multigpu;
 
-std::uint64_t env_or(const char* name, std::uint64_t fallback) {
-  const char* text = std::getenv(name);
-  return text && *text ? std::strtoull(text, nullptr, 0) : fallback;
-}
-
 template <class T>
 struct affine_map {
   T a, b;
@@ -208,8 +203,8 @@ class batch {
 template <class T>
 void run_batches(const char* type) {
   const auto groups = make_groups();
-  const std::uint64_t cases = env_or("MULTIGPU_NOSYNC_CASES", 40);
-  const std::uint64_t seed = env_or("MULTIGPU_NOSYNC_SEED", 20261203);
+  const std::uint64_t cases = test::env_or("MULTIGPU_NOSYNC_CASES", 40);
+  const std::uint64_t seed = test::env_or("MULTIGPU_NOSYNC_SEED", 20261203);
   std::uint64_t failures = 0;
   for (std::uint64_t c = 0; c < cases && failures < 5; ++c) {
     batch<T> b(seed + c, groups);

@@ -319,29 +319,23 @@ __global__ void spin_for(long long cycles) {
   }
 }
 
+// A partial of N long longs, added lane by lane.
+template <int N>
+struct lanes {
+  long long v[N];
+};
+struct lanes_plus {
+  template <int N>
+  __host__ __device__ lanes<N> operator()(const lanes<N>& a, const lanes<N>& b) const {
+    lanes<N> r;
+    for (int i = 0; i < N; ++i) r.v[i] = a.v[i] + b.v[i];
+    return r;
+  }
+};
 // A partial of 2560 bytes: two of them outgrow the 4 KiB a scan leaves the root's arena.
-struct big {
-  long long v[320];
-};
-struct big_plus {
-  __host__ __device__ big operator()(const big& a, const big& b) const {
-    big r;
-    for (int i = 0; i < 320; ++i) r.v[i] = a.v[i] + b.v[i];
-    return r;
-  }
-};
-
+using big = lanes<320>;
 // A partial of 64 bytes, written by each piece at the start of its root's arena.
-struct wide {
-  long long v[8];
-};
-struct wide_plus {
-  __host__ __device__ wide operator()(const wide& a, const wide& b) const {
-    wide r;
-    for (int i = 0; i < 8; ++i) r.v[i] = a.v[i] + b.v[i];
-    return r;
-  }
-};
+using wide = lanes<8>;
 struct to_wide {
   __host__ __device__ wide operator()(int x) const {
     wide r;
@@ -381,8 +375,8 @@ TEST(Schedule, AnArenaThatGrowsWaitsForTheSlotsReadingItsCarries) {
     mg::distributed_vector<int> x(host, warm), y(n, warm);
     mg::distributed_vector<big> b(bigs, warm);
     mg::inclusive_scan(x, y);
-    (void)mg::reduce(b.begin(), b.begin() + 2, big{}, mg::commutative(big_plus{}));
-    (void)mg::transform_reduce(x.begin() + n / 2, x.end(), wide{}, mg::commutative(wide_plus{}), to_wide{});
+    (void)mg::reduce(b.begin(), b.begin() + 2, big{}, mg::commutative(lanes_plus{}));
+    (void)mg::transform_reduce(x.begin() + n / 2, x.end(), wide{}, mg::commutative(lanes_plus{}), to_wide{});
     mg::device_guard guard(0);
     spin_for<<<1, 1, 0, warm.stream(3)>>>(1);
     ASSERT_EQ(cudaGetLastError(), cudaSuccess);
@@ -403,9 +397,9 @@ TEST(Schedule, AnArenaThatGrowsWaitsForTheSlotsReadingItsCarries) {
       ASSERT_EQ(cudaGetLastError(), cudaSuccess);
     }
     mg::inclusive_scan(x, y);  // slot 3 reads its carry after the spin
-    auto grown = mg::reduce_async(b.begin(), b.begin() + 2, big{}, mg::commutative(big_plus{}));
+    auto grown = mg::reduce_async(b.begin(), b.begin() + 2, big{}, mg::commutative(lanes_plus{}));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // slot 0's stream passes a free it may hold
-    auto other = mg::transform_reduce_async(x.begin() + n / 2, x.end(), wide{}, mg::commutative(wide_plus{}), to_wide{});
+    auto other = mg::transform_reduce_async(x.begin() + n / 2, x.end(), wide{}, mg::commutative(lanes_plus{}), to_wide{});
     if (executor.slot(2).partials(1) == old_arena) ++reused;
     EXPECT_EQ(grown.get().v[0], 2);
     (void)other.get();

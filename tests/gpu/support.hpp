@@ -64,6 +64,12 @@ inline bool env_flag(const char* name) {
   return value && *value && *value != '0';
 }
 
+/// An environment variable's number, or `fallback` when it is unset or empty.
+inline std::uint64_t env_or(const char* name, std::uint64_t fallback) {
+  const char* text = std::getenv(name);
+  return text && *text ? std::strtoull(text, nullptr, 0) : fallback;
+}
+
 inline const std::vector<shape>& shapes() {
   static const std::vector<shape> all = [] {
     std::vector<shape> s;

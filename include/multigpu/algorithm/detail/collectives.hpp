@@ -43,26 +43,13 @@ __global__ void scan_partials(const P* partials, std::size_t count, POp op, T* c
   }
 }
 
-/// Slots that read `root`'s arena after an earlier call returned (a scan's carries) must be
-/// done before anything on the root's stream rewrites the arena, or frees it when it grows:
-/// the root's stream waits for them, and they are forgotten.
-inline void join_readers(group_state& g, std::size_t root) {
-  std::vector<std::size_t>& readers = g.executor().slot(root).readers();
-  if (readers.empty()) return;
-  const cudaStream_t root_stream = g.stream(root);
-  device_guard guard(g.device(root));
-  for (std::size_t reader : readers)
-    if (g.stream(reader) != root_stream) g.executor().slot(reader).done().order_before(root_stream);
-  readers.clear();
-}
-
 /// The partials arena of a collective rooted at `root`, for `bytes`, by the group's merge route
 /// for `kind`: the root's device scratch or its pinned mapped host scratch. A device arena
 /// that grows is freed on the root's stream, so the root joins the arena's readers first.
 inline void* collective_arena(group_state& g, std::size_t root, std::size_t bytes, merge_kind kind) {
   slot_scratch& scratch = g.executor().slot(root);
   if (g.merge(kind) != merge_route::device) return scratch.mapped_partials(bytes);
-  join_readers(g, root);
+  g.join_readers(root);
   return scratch.partials(bytes);
 }
 
@@ -80,7 +67,7 @@ class collective_call {
     entered_.assign(pieces_.size(), 0);
     guard_.emplace(g_.device(root_slot_));
     // The steps of this call rewrite the arena: the fork follows its earlier readers.
-    join_readers(g_, root_slot_);
+    g_.join_readers(root_slot_);
     root_.fork().record(root_stream());
   }
   collective_call(const collective_call&) = delete;

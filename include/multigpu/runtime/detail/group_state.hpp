@@ -90,6 +90,10 @@ class group_state {
     return kind == merge_kind::reduction ? reduction_merge_ : scan_merge_;
   }
   void order(std::size_t producer, std::size_t consumer);
+  /// Slots that read `root`'s arena after an earlier call returned (a scan's carries) must be
+  /// done before anything on the root's stream rewrites the arena, or frees it when it grows:
+  /// the root's stream waits for them, and they are forgotten.
+  void join_readers(std::size_t root);
   /// device_group::wait and device_group::record (slot already checked).
   void wait(cudaEvent_t event);
   void record(cudaEvent_t event, std::size_t slot);
