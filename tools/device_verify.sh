@@ -21,11 +21,12 @@
 #                                   the build that `suite` uses (fault injection on), then for
 #                                   SECONDS (default 150) the reruns that tell which sanitizer
 #                                   findings are the tools' own, each alone: racecheck of the
-#                                   concurrency tests with their threads taking turns, and
-#                                   initcheck of the reduce tests (with and without graph shapes)
-#                                   and twice of the gather tests, which reported only in a pool
-#                                   of eight; and the graph probe's free_elsewhere cases under
-#                                   initcheck and memcheck
+#                                   concurrency tests with their threads taking turns (all of
+#                                   them, and the one-vector test alone), initcheck of the
+#                                   reduce tests (with and without graph shapes) and twice of
+#                                   the gather tests, which reported only in a pool of eight;
+#                                   and after them the graph probe's free_elsewhere cases under
+#                                   initcheck and memcheck (60 s)
 #   tools/device_verify.sh long [SECONDS] [LANES]
 #                                   the no-sync long mode alone, LANES (default 6) per element
 #                                   type, for SECONDS (default 400): 10^5 cases need the GPU
@@ -78,20 +79,20 @@ case $what in
     CMAKE_ARGS="-DMULTIGPU_FAULT_INJECTION=ON ${CMAKE_ARGS:-}" "$here/gpu_suite.sh" || exit 1
     specs=('racecheck:gpu_concurrency_tests:*OneVectorRead*:MULTIGPU_TEST_SERIAL_THREADS=1'
            'racecheck:gpu_concurrency_tests:*:MULTIGPU_TEST_SERIAL_THREADS=1'
-           'racecheck:gpu_concurrency_tests:*OneVectorRead*:MULTIGPU_TEST_SERIAL_THREADS=1,MULTIGPU_TEST_THREADS=2'
            'initcheck:gpu_reduce_tests:*'
            'initcheck:gpu_reduce_tests:*:MULTIGPU_TEST_NO_GRAPH=1'
            'initcheck:gpu_gather_tests:*'
            'initcheck:gpu_gather_tests:*')
-    "$here/sanitizer_repro.sh" "$seconds" "${specs[@]}" &
-    # A free on another stream than the graph's launch stream, ordered by an event, as a
-    # cross-group call frees its temporary: does initcheck follow it?
     nvcc -arch=native -o build-gpu/graph_sanitizer_probe "$here/graph_sanitizer_probe.cu" || exit 1
+    "$here/sanitizer_repro.sh" "$seconds" "${specs[@]}"
+    # A free on another stream than the graph's launch stream, ordered by an event, as a
+    # cross-group call frees its temporary: does initcheck follow it? After the reruns, so
+    # that they have the GPU to themselves, and all six at once, each cut off at 60 s.
     for case in free_elsewhere free_elsewhere_on_launch free_elsewhere_eager; do
       for tool in initcheck memcheck; do
-        timeout 100 compute-sanitizer --tool "$tool" --error-exitcode 9 build-gpu/graph_sanitizer_probe "$case" \
-          > "$LOGS/probe_${case}_$tool.log" 2>&1
-        echo "graph probe $case, $tool: rc $? $(grep -E 'probe|SUMMARY' "$LOGS/probe_${case}_$tool.log" | tr '\n' ' ')"
+        ( timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 9 build-gpu/graph_sanitizer_probe "$case" \
+            > "$LOGS/probe_${case}_$tool.log" 2>&1
+          echo "graph probe $case, $tool: rc $? $(grep -E 'probe|SUMMARY' "$LOGS/probe_${case}_$tool.log" | tr '\n' ' ')" ) &
       done
     done
     wait ;;
