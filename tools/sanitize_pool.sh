@@ -31,7 +31,7 @@ printf '%s\n' "${pairs[@]}" | xargs -P "${POOL:-10}" -I{} bash -c '
   [[ $tool == memcheck ]] && flags+=(--leak-check full)
   # racecheck costs a hundred times the others on the CUB kernels: the tiny cases, and the
   # start of every test in the log, so a run cut off or crashed says where it was.
-  # The concurrency tests' threads take turns under it (MULTIGPU_TEST_SERIAL_THREADS): its
+  # The threads of the concurrency tests take turns under it (MULTIGPU_TEST_SERIAL_THREADS): its
   # launch tracking failed with several threads launching at once, and it checks each kernel
   # the same either way.
   [[ $tool == racecheck ]] && flags+=(--racecheck-report all) && brief=() && export MULTIGPU_TEST_TINY=1 \
