@@ -20,13 +20,11 @@
 #   tools/device_verify.sh triage [SECONDS]
 #                                   the build that `suite` uses (fault injection on), then for
 #                                   SECONDS (default 150) the reruns that tell which sanitizer
-#                                   findings are the tools' own, each alone: racecheck of the
-#                                   concurrency tests with their threads taking turns (all of
-#                                   them, and the one-vector test alone), initcheck of the
-#                                   reduce tests (with and without graph shapes) and twice of
-#                                   the gather tests, which reported only in a pool of eight;
-#                                   and after them the graph probe's free_elsewhere cases under
-#                                   initcheck and memcheck (60 s)
+#                                   findings are the tools' own: initcheck of the double gather
+#                                   tests (twice, and with launches blocking) and of the
+#                                   reduce and scan tests, five at once; then the initcheck
+#                                   probes of pool reuse across streams and of the gather's
+#                                   pattern (60 s)
 #   tools/device_verify.sh long [SECONDS] [LANES]
 #                                   the no-sync long mode alone, LANES (default 6) per element
 #                                   type, for SECONDS (default 400): 10^5 cases need the GPU
@@ -77,23 +75,26 @@ case $what in
   triage)
     seconds=${2:-150}
     CMAKE_ARGS="-DMULTIGPU_FAULT_INJECTION=ON ${CMAKE_ARGS:-}" "$here/gpu_suite.sh" || exit 1
-    specs=('racecheck:gpu_concurrency_tests:*OneVectorRead*:MULTIGPU_TEST_SERIAL_THREADS=1'
-           'racecheck:gpu_concurrency_tests:*:MULTIGPU_TEST_SERIAL_THREADS=1'
+    specs=('initcheck:gpu_gather_tests:Gather/1.*'
+           'initcheck:gpu_gather_tests:Gather/1.*'
+           'initcheck:gpu_gather_tests:Gather/1.*:CUDA_LAUNCH_BLOCKING=1'
            'initcheck:gpu_reduce_tests:*'
-           'initcheck:gpu_reduce_tests:*:MULTIGPU_TEST_NO_GRAPH=1'
-           'initcheck:gpu_gather_tests:*'
-           'initcheck:gpu_gather_tests:*')
-    nvcc -arch=native -o build-gpu/graph_sanitizer_probe "$here/graph_sanitizer_probe.cu" || exit 1
+           'initcheck:gpu_scan_tests:*')
+    for probe in initcheck_pool_reuse_probe initcheck_exchange_probe; do
+      nvcc -arch=native -o "build-gpu/$probe" "$here/$probe.cu" || exit 1
+    done
     "$here/sanitizer_repro.sh" "$seconds" "${specs[@]}"
-    # A free on another stream than the graph's launch stream, ordered by an event, as a
-    # cross-group call frees its temporary: does initcheck follow it? After the reruns, so
-    # that they have the GPU to themselves, and all six at once, each cut off at 60 s.
-    for case in free_elsewhere free_elsewhere_on_launch free_elsewhere_eager; do
-      for tool in initcheck memcheck; do
-        ( timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 9 build-gpu/graph_sanitizer_probe "$case" \
-            > "$LOGS/probe_${case}_$tool.log" 2>&1
-          echo "graph probe $case, $tool: rc $? $(grep -E 'probe|SUMMARY' "$LOGS/probe_${case}_$tool.log" | tr '\n' ' ')" ) &
-      done
+    # Does initcheck follow the pool handing memory freed on one stream to an allocation on
+    # another (the gather tests' reports are whole segments the last kernel wrote on the
+    # copy's own stream)? Then the gather's pattern on eight streams with no library code.
+    # After the reruns, so that they have the GPU to themselves; all at once, 60 s each.
+    for run in "initcheck_pool_reuse_probe internal" "initcheck_pool_reuse_probe event" \
+               "initcheck_pool_reuse_probe none" "initcheck_exchange_probe ordered" \
+               "initcheck_exchange_probe synchronized"; do
+      read -r probe kind <<< "$run"
+      ( timeout 60 compute-sanitizer --tool initcheck --error-exitcode 9 "build-gpu/$probe" "$kind" \
+          > "$LOGS/${probe}_$kind.log" 2>&1
+        echo "$probe $kind, initcheck: rc $? $(grep -E 'probe|SUMMARY' "$LOGS/${probe}_$kind.log" | tr '\n' ' ')" ) &
     done
     wait ;;
   long)
