@@ -23,8 +23,8 @@
 #                                   findings are the tools' own: initcheck of the double gather
 #                                   tests (twice, and with launches blocking) and of the
 #                                   reduce and scan tests, five at once; then the initcheck
-#                                   probes of pool reuse across streams and of the gather's
-#                                   pattern (60 s)
+#                                   probes of pool reuse across streams (eagerly and under a
+#                                   replayed graph) and of the gather's pattern (60 s)
 #   tools/device_verify.sh long [SECONDS] [LANES]
 #                                   the no-sync long mode alone, LANES (default 6) per element
 #                                   type, for SECONDS (default 400): 10^5 cases need the GPU
@@ -80,17 +80,20 @@ case $what in
            'initcheck:gpu_gather_tests:Gather/1.*:CUDA_LAUNCH_BLOCKING=1'
            'initcheck:gpu_reduce_tests:*'
            'initcheck:gpu_scan_tests:*')
-    for probe in initcheck_pool_reuse_probe initcheck_exchange_probe; do
+    for probe in initcheck_pool_reuse_probe initcheck_exchange_probe graph_sanitizer_probe; do
       nvcc -arch=native -o "build-gpu/$probe" "$here/$probe.cu" || exit 1
     done
     "$here/sanitizer_repro.sh" "$seconds" "${specs[@]}"
     # Does initcheck follow the pool handing memory freed on one stream to an allocation on
     # another (the gather tests' reports are whole segments the last kernel wrote on the
-    # copy's own stream)? Then the gather's pattern on eight streams with no library code.
+    # copy's own stream)? Then the gather's pattern on eight streams with no library code,
+    # and a replayed graph reading such memory (the cross-group tests stop on an illegal
+    # address under initcheck when several sanitizers share the GPU).
     # After the reruns, so that they have the GPU to themselves; all at once, 60 s each.
     for run in "initcheck_pool_reuse_probe internal" "initcheck_pool_reuse_probe event" \
                "initcheck_pool_reuse_probe none" "initcheck_exchange_probe ordered" \
-               "initcheck_exchange_probe synchronized"; do
+               "initcheck_exchange_probe synchronized" "graph_sanitizer_probe free_elsewhere_cross" \
+               "graph_sanitizer_probe free_elsewhere"; do
       read -r probe kind <<< "$run"
       ( timeout 60 compute-sanitizer --tool initcheck --error-exitcode 9 "build-gpu/$probe" "$kind" \
           > "$LOGS/${probe}_$kind.log" 2>&1

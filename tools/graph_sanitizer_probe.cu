@@ -24,6 +24,10 @@
 //                the pool hands another address); W waits for an event recorded on L after
 //                the launch and frees X at once, before the host reads the sum from L
 //   free_elsewhere_on_launch  the same, X freed on L (a control)
+//   free_elsewhere_cross  the same, X freed on a third stream F that waits for the launch, so
+//                that the next round's allocation on W takes memory freed on another stream
+//                (the pool orders it after F's free by a dependency of its own, as the
+//                library's pools do when slots share a device)
 //   free_elsewhere_eager      the same, plain kernels on L instead of the graph (a control)
 // Under `compute-sanitizer --tool initcheck build-gpu/graph_sanitizer_probe CASE`, a report or
 // a fault in a case whose sum checks out, when the control is clean, is about the tool's view
@@ -70,6 +74,7 @@ cudaGraph_t capture(cudaStream_t origin, cudaStream_t side, cudaEvent_t fork, cu
 int free_elsewhere(const char* which, const std::vector<int>& host, unsigned long long want) {
   const bool graph = std::strcmp(which, "free_elsewhere_eager") != 0;
   const bool on_launch = std::strcmp(which, "free_elsewhere_on_launch") == 0;
+  const bool cross = std::strcmp(which, "free_elsewhere_cross") == 0;
   int device = 0;
   CHECK(cudaGetDevice(&device));
   cudaMemPoolProps props{};
@@ -80,8 +85,8 @@ int free_elsewhere(const char* which, const std::vector<int>& host, unsigned lon
   CHECK(cudaMemPoolCreate(&pool, &props));
   unsigned long long threshold = ~0ull;
   CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
-  cudaStream_t launch_stream, worker, capture_origin, capture_side;
-  for (cudaStream_t* s : {&launch_stream, &worker, &capture_origin, &capture_side})
+  cudaStream_t launch_stream, worker, freer, capture_origin, capture_side;
+  for (cudaStream_t* s : {&launch_stream, &worker, &freer, &capture_origin, &capture_side})
     CHECK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
   cudaEvent_t fork, join, written, launched;
   for (cudaEvent_t* e : {&fork, &join, &written, &launched}) CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
@@ -120,9 +125,10 @@ int free_elsewhere(const char* which, const std::vector<int>& host, unsigned lon
     if (on_launch) {
       CHECK(cudaFreeAsync(x, launch_stream));
     } else {
+      cudaStream_t frees_on = cross ? freer : worker;
       CHECK(cudaEventRecord(launched, launch_stream));
-      CHECK(cudaStreamWaitEvent(worker, launched, 0));
-      CHECK(cudaFreeAsync(x, worker));
+      CHECK(cudaStreamWaitEvent(frees_on, launched, 0));
+      CHECK(cudaFreeAsync(x, frees_on));
     }
     unsigned long long got = 0;
     CHECK(cudaMemcpyAsync(&got, out, sizeof(got), cudaMemcpyDeviceToHost, launch_stream));
@@ -143,10 +149,11 @@ int main(int argc, char** argv) {
   if (std::strcmp(which, "capture") != 0 && std::strcmp(which, "exec_update") != 0 &&
       std::strcmp(which, "set_params") != 0 && std::strcmp(which, "realloc") != 0 &&
       std::strcmp(which, "stream_ordered") != 0 && std::strcmp(which, "stream_ordered_eager") != 0 &&
-      std::strncmp(which, "free_elsewhere", 14) != 0) {
+      std::strcmp(which, "free_elsewhere") != 0 && std::strcmp(which, "free_elsewhere_on_launch") != 0 &&
+      std::strcmp(which, "free_elsewhere_eager") != 0 && std::strcmp(which, "free_elsewhere_cross") != 0) {
     std::fprintf(stderr,
                  "usage: %s capture | exec_update | set_params | realloc | stream_ordered | stream_ordered_eager |"
-                 " free_elsewhere | free_elsewhere_on_launch | free_elsewhere_eager\n",
+                 " free_elsewhere | free_elsewhere_on_launch | free_elsewhere_eager | free_elsewhere_cross\n",
                  argv[0]);
     return 2;
   }
