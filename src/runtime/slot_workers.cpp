@@ -8,7 +8,8 @@
 namespace multigpu::detail {
 
 struct slot_workers::batch {
-  const std::function<void(std::size_t)>* step;
+  explicit batch(function_ref<void(std::size_t)> f) : step(f) {}
+  function_ref<void(std::size_t)> step;
   std::mutex mutex;
   std::condition_variable done;
   std::size_t remaining = 0;
@@ -71,7 +72,7 @@ void slot_workers::loop(worker& w, int device) {
         throw cuda_error(cudaErrorLaunchOutOfResources, "injected fault: a slot's worker step failed on purpose", device,
                          __FILE__, __LINE__);
 #endif
-      (*b.step)(task.second);
+      b.step(task.second);
     } catch (...) {
       error = std::current_exception();
     }
@@ -81,13 +82,12 @@ void slot_workers::loop(worker& w, int device) {
   }
 }
 
-void slot_workers::run(std::span<const std::size_t> slots, const std::function<void(std::size_t)>& step) {
-  if (slots.empty()) return;
-  batch b;
-  b.step = &step;
-  b.remaining = slots.size();
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    worker& w = *workers_.at(slots[i]);
+void slot_workers::run(std::span<const piece> pieces, function_ref<void(std::size_t)> step) {
+  if (pieces.empty()) return;
+  batch b(step);
+  b.remaining = pieces.size();
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    worker& w = *workers_.at(pieces[i].slot);
     std::lock_guard lock(w.mutex);
     w.tasks.emplace_back(&b, i);
     w.wake.notify_one();

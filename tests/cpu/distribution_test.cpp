@@ -2,12 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
+#include <numeric>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <numeric>
-#include <stdexcept>
 
 namespace mg = multigpu;
 using mg::distribution;
@@ -133,6 +134,37 @@ TEST(Distribution, SplitOfEveryRangeSumsToItsLength) {
           EXPECT_EQ(global, last);
         }
     }
+}
+
+TEST(Distribution, SplitIntoGivesTheSplitsPiecesInPlaceOrOnTheHeap) {
+  // Up to eight pieces stay in the list itself; more move to the heap, in order.
+  for (std::size_t k : {1u, 7u, 8u, 9u, 20u}) {
+    distribution d = distribution::block(3 * k + 1, k);
+    mg::piece_list list;
+    list.push_back({99, 0, 1});  // split_into starts from an empty list
+    for (std::size_t first : {std::size_t{0}, std::size_t{2}})
+      for (std::size_t last : {first, std::size_t{3 * k}, std::size_t{3 * k + 1}}) {
+        d.split_into(first, last, list);
+        const auto want = d.split(first, last);
+        ASSERT_EQ(list.size(), want.size()) << "k=" << k << " [" << first << ", " << last << ")";
+        EXPECT_EQ(list.empty(), want.empty());
+        for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(list[i], want[i]) << i;
+        EXPECT_TRUE(std::equal(list.begin(), list.end(), want.begin(), want.end()));
+        const std::span<const mg::piece> view = list;
+        EXPECT_EQ(view.size(), want.size());
+        if (!want.empty()) {
+          EXPECT_EQ(list.front(), want.front());
+          EXPECT_EQ(list.back(), want.back());
+        }
+        mg::piece_list copy = list;  // copies keep their own storage
+        EXPECT_EQ(copy, list);
+        list.clear();
+        EXPECT_TRUE(list.empty());
+        EXPECT_EQ(copy.size(), want.size());
+        d.split_into(first, last, list);
+      }
+    EXPECT_THROW(d.split_into(1, 0, list), std::invalid_argument);
+  }
 }
 
 TEST(Distribution, AlignedComparesSlotsAndCounts) {

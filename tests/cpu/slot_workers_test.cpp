@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,10 +15,10 @@ namespace {
 TEST(SlotWorkers, AWorkerThatCannotSelectItsDeviceFailsEveryStepWithTheCudaError) {
   multigpu::detail::slot_workers workers({9999, 9999});
   std::atomic<int> ran{0};
-  const std::vector<std::size_t> slots{0, 1};
-  const std::function<void(std::size_t)> step = [&](std::size_t) { ++ran; };
+  const std::vector<multigpu::piece> pieces{{0, 0, 1}, {1, 0, 1}};  // one step on each worker
+  const auto step = [&](std::size_t) { ++ran; };
   try {
-    workers.run(slots, step);
+    workers.run(pieces, step);
     FAIL() << "expected multigpu::cuda_error";
   } catch (const multigpu::cuda_error& e) {
     const std::string what = e.what();
@@ -29,7 +28,7 @@ TEST(SlotWorkers, AWorkerThatCannotSelectItsDeviceFailsEveryStepWithTheCudaError
   }
   EXPECT_EQ(ran.load(), 0) << "a step ran on a worker without its device";
   // The workers are still there: the next batch fails the same way instead of hanging.
-  EXPECT_THROW(workers.run(slots, step), multigpu::cuda_error);
+  EXPECT_THROW(workers.run(pieces, step), multigpu::cuda_error);
   EXPECT_EQ(ran.load(), 0);
 }
 
