@@ -86,11 +86,22 @@ void slot_workers::run(std::span<const piece> pieces, function_ref<void(std::siz
   if (pieces.empty()) return;
   batch b(step);
   b.remaining = pieces.size();
-  for (std::size_t i = 0; i < pieces.size(); ++i) {
-    worker& w = *workers_.at(pieces[i].slot);
-    std::lock_guard lock(w.mutex);
-    w.tasks.emplace_back(&b, i);
-    w.wake.notify_one();
+  std::size_t queued = 0;
+  try {
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      worker& w = *workers_.at(pieces[i].slot);
+      std::lock_guard lock(w.mutex);
+      w.tasks.emplace_back(&b, i);
+      ++queued;
+      w.wake.notify_one();
+    }
+  } catch (...) {
+    // Queueing failed part way (a slot out of range, no memory for the task): the steps
+    // already queued hold `b`, which lives on this frame, so wait for them before unwinding.
+    std::unique_lock lock(b.mutex);
+    b.remaining -= pieces.size() - queued;
+    b.done.wait(lock, [&] { return b.remaining == 0; });
+    throw;
   }
   std::unique_lock lock(b.mutex);
   b.done.wait(lock, [&] { return b.remaining == 0; });

@@ -8,6 +8,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mg = multigpu;
@@ -164,6 +165,25 @@ TEST(Distribution, SplitIntoGivesTheSplitsPiecesInPlaceOrOnTheHeap) {
         d.split_into(first, last, list);
       }
     EXPECT_THROW(d.split_into(1, 0, list), std::invalid_argument);
+  }
+}
+
+TEST(Distribution, AMovedFromPieceListIsEmpty) {
+  for (std::size_t k : {3u, 12u}) {  // in place, and on the heap
+    const distribution d = distribution::block(5 * k, k);
+    mg::piece_list list;
+    d.split_into(0, 5 * k, list);
+    mg::piece_list moved(std::move(list));
+    EXPECT_EQ(moved.size(), k);
+    EXPECT_TRUE(list.empty()) << k;  // NOLINT(bugprone-use-after-move): what a move leaves
+    list.push_back({1, 2, 3});
+    ASSERT_EQ(list.size(), 1u);
+    EXPECT_EQ(list[0], (mg::piece{1, 2, 3}));
+    mg::piece_list assigned;
+    assigned = std::move(moved);
+    EXPECT_EQ(assigned.size(), k);
+    EXPECT_TRUE(moved.empty()) << k;  // NOLINT(bugprone-use-after-move)
+    for (std::size_t s = 0; s < k; ++s) EXPECT_EQ(assigned[s], (mg::piece{s, 0, 5}));
   }
 }
 

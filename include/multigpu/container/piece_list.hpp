@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace multigpu {
@@ -17,6 +18,22 @@ class piece_list {
   static constexpr std::size_t inline_capacity = 8;
 
   piece_list() = default;
+  piece_list(const piece_list&) = default;
+  piece_list& operator=(const piece_list&) = default;
+  /// A moved-from list is empty, as a moved-from std::vector is.
+  piece_list(piece_list&& other) noexcept
+      : inline_(other.inline_), size_(std::exchange(other.size_, 0)), heap_(std::move(other.heap_)) {
+    other.heap_.clear();
+  }
+  piece_list& operator=(piece_list&& other) noexcept {
+    if (this != &other) {
+      inline_ = other.inline_;
+      size_ = std::exchange(other.size_, 0);
+      heap_ = std::move(other.heap_);
+      other.heap_.clear();
+    }
+    return *this;
+  }
 
   void push_back(const piece& p) {
     if (size_ < inline_capacity) {
