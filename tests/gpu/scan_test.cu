@@ -106,9 +106,43 @@ TYPED_TEST(Scan, SubrangesAndOutputsOnOtherGroups) {
     }
 }
 
+/// Piece sizes around the one-launch scan's tile and limit (detail/small_scan.hpp), where
+/// its padding, its tile loop and the switch to CUB's scan meet: each piece of a {0} and a
+/// {0,0,0} group gets one of them.
+template <class T>
+std::vector<std::size_t> around_the_small_scan_limit() {
+  using shape = mg::detail::small_scan_shape<T>;
+  if (tiny_run()) return {shape::tile + 1, shape::limit > 0 ? shape::limit : shape::tile};  // racecheck
+  std::vector<std::size_t> n{1, shape::tile - 1, shape::tile, shape::tile + 1};
+  if (shape::limit > 0) n.insert(n.end(), {shape::limit - 1, shape::limit, shape::limit + 1});
+  return n;
+}
+
+TYPED_TEST(Scan, PiecesAroundTheOneLaunchLimitMatchTheReference) {
+  using T = TypeParam;
+  for (const auto* group : {&shapes()[0].group, &shapes()[1].group})
+    for (std::size_t per_piece : around_the_small_scan_limit<T>()) {
+      const std::size_t n = per_piece * group->size();
+      SCOPED_TRACE(testing::Message() << group->size() << " slot(s), n=" << n);
+      auto host = random_vector<T>(n);
+      mg::distributed_vector<T> in(host, *group), out(n, *group);
+      std::vector<T> want;
+      std::vector<double> scale;
+      mg::inclusive_scan(in, out);
+      reference_scan(host, false, T{}, want, scale);
+      EXPECT_TRUE(scans_match(mg::to_vector(out), want, scale));
+      const T init = random_value<T>();
+      mg::exclusive_scan(in, in, init);  // in place
+      reference_scan(host, true, init, want, scale);
+      EXPECT_TRUE(scans_match(mg::to_vector(in), want, scale));
+    }
+}
+
 TEST(ScanOrder, NonCommutativeOperatorsScanInOrder) {
-  for (const auto& s : shapes())
-    for (std::size_t n : sizes(s.group.size())) {
+  for (const auto& s : shapes()) {
+    std::vector<std::size_t> ns = sizes(s.group.size());
+    for (std::size_t per_piece : around_the_small_scan_limit<affine>()) ns.push_back(per_piece * s.group.size());
+    for (std::size_t n : ns) {
       SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
       auto host = random_vector<affine>(n);
       mg::distributed_vector<affine> in(host, s.group), out(n, s.group);
@@ -123,6 +157,7 @@ TEST(ScanOrder, NonCommutativeOperatorsScanInOrder) {
       mg::exclusive_scan(in, in, init, compose{});  // in place
       EXPECT_TRUE(same_elements(mg::to_vector(in), want));
     }
+  }
 }
 
 TEST(ScanErrors, MismatchedLengthsThrow) {
