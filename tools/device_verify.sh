@@ -15,6 +15,12 @@
 #                                   racecheck of the concurrency, scan and sort tests, and
 #                                   initcheck of the concurrency, reduce and scan tests;
 #                                   or the TOOL:BINARY pairs given
+#   tools/device_verify.sh perf     the executor issue's figures (after `suite`, which builds the
+#                                   benchmarks): segment_overhead at 1, 4 and 8 slots under every
+#                                   dispatch policy, and transform, reduce and both scans of
+#                                   floats at 2^16 to 2^28 on 1 and 4 slots against CUB, cached
+#                                   Thrust and Thrust, summed up by tools/bench_ratios.py
+#                                   (about 200 s)
 #   tools/device_verify.sh findings
 #                                   the open sanitizer findings, each in its own process (about 200 s)
 #   tools/device_verify.sh triage [SECONDS]
@@ -100,6 +106,11 @@ case $what in
         echo "$probe $kind, initcheck: rc $? $(grep -E 'probe|SUMMARY' "$LOGS/${probe}_$kind.log" | tr '\n' ' ')" ) &
     done
     wait ;;
+  perf)
+    BENCH_TIMEOUT=${BENCH_TIMEOUT:-150} "$here/gpu_suite.sh" bench_merge_routes bench_algorithms -- \
+      'bench:bench_merge_routes:segment_overhead/(1|4|8)/' \
+      'bench:bench_algorithms:(transform|reduce|inclusive_scan|exclusive_scan)<float>/(65536|1048576|16777216|268435456)/(1|4)/'
+    python3 "$here/bench_ratios.py" "$LOGS/bench_merge_routes.json" "$LOGS/bench_algorithms.json" | tee "$LOGS/bench_ratios.txt" ;;
   long)
     "$here/nosync_long.sh" "${2:-400}" "${3:-6}" 1000 > "$LOGS/nosync_summary.txt" 2>&1
     tail -5 "$LOGS/nosync_summary.txt" ;;
@@ -139,7 +150,7 @@ case $what in
       echo "this compute-sanitizer has no --track-stream-ordered-races"
     fi
     wait ;;
-  *) echo "usage: $0 suite | checks [SECONDS] | alone [SECONDS] [TOOL:BINARY...] | triage [SECONDS] | long [SECONDS] [LANES] | findings" >&2; exit 2 ;;
+  *) echo "usage: $0 suite | checks [SECONDS] | alone [SECONDS] [TOOL:BINARY...] | triage [SECONDS] | perf | long [SECONDS] [LANES] | findings" >&2; exit 2 ;;
 esac
 status=$?
 [[ -n ${OUT:-} ]] && tar czf "$OUT/${what}_logs.tar.gz" -C "$LOGS" . 2> /dev/null
