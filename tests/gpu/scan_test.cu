@@ -132,9 +132,49 @@ TYPED_TEST(Scan, PiecesAroundTheOneLaunchLimitMatchTheReference) {
       reference_scan(host, false, T{}, want, scale);
       EXPECT_TRUE(scans_match(mg::to_vector(out), want, scale));
       const T init = random_value<T>();
-      mg::exclusive_scan(in, in, init);  // in place
+      mg::exclusive_scan(in, out, init);
       reference_scan(host, true, init, want, scale);
+      EXPECT_TRUE(scans_match(mg::to_vector(out), want, scale));
+      // In place, both kinds (every tile is read before it is written).
+      mg::distributed_vector<T> again(host, *group);
+      mg::exclusive_scan(again, again, init);
+      EXPECT_TRUE(scans_match(mg::to_vector(again), want, scale));
+      mg::inclusive_scan(in, in);
+      reference_scan(host, false, T{}, want, scale);
       EXPECT_TRUE(scans_match(mg::to_vector(in), want, scale));
+    }
+}
+
+/// 128 bytes: too large for the one-launch scan's block, so every piece goes to CUB's scan.
+struct wide {
+  long long v[16];
+  friend bool operator==(const wide&, const wide&) = default;
+};
+struct add_wide {
+  __host__ __device__ wide operator()(const wide& a, const wide& b) const {
+    wide r;
+    for (int i = 0; i < 16; ++i) r.v[i] = a.v[i] + b.v[i];
+    return r;
+  }
+};
+
+TEST(ScanWide, ElementsTooLargeForTheOneLaunchScanStillScan) {
+  static_assert(mg::detail::small_scan_shape<wide>::limit == 0);
+  for (const auto* group : {&shapes()[0].group, &shapes()[1].group})
+    for (std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{1000}}) {
+      SCOPED_TRACE(testing::Message() << group->size() << " slot(s), n=" << n);
+      std::vector<wide> host(n);
+      for (std::size_t i = 0; i < n; ++i)
+        for (int j = 0; j < 16; ++j) host[i].v[j] = static_cast<long long>(i * 16 + j) - 77;
+      mg::distributed_vector<wide> in(host, *group), out(n, *group);
+      std::vector<wide> want(n);
+      mg::inclusive_scan(in, out, add_wide{});
+      std::inclusive_scan(host.begin(), host.end(), want.begin(), add_wide{});
+      EXPECT_TRUE(mg::to_vector(out) == want);
+      const wide init = host[0];
+      mg::exclusive_scan(in, out, init, add_wide{});
+      std::exclusive_scan(host.begin(), host.end(), want.begin(), init, add_wide{});
+      EXPECT_TRUE(mg::to_vector(out) == want);
     }
 }
 

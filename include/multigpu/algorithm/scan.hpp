@@ -75,10 +75,13 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
   auto scan_piece = [&](const piece_context& ctx, const T* carry) {
     const T* in = range.data(ctx.index);
     T* o = result.data(ctx.index);
-    if (ctx.count <= small_scan_shape<T>::limit) {
-      // One launch instead of CUB's two (see small_scan.hpp).
-      small_scan<Exclusive>(in, o, ctx.count, op, carry, Exclusive ? init : nullptr, ctx.stream);
-      return;
+    // One launch instead of CUB's two (see small_scan.hpp); never compiled for elements too
+    // large for its block's shared memory.
+    if constexpr (small_scan_shape<T>::limit > 0) {
+      if (ctx.count <= small_scan_shape<T>::limit) {
+        small_scan<Exclusive>(in, o, ctx.count, op, carry, Exclusive ? init : nullptr, ctx.stream);
+        return;
+      }
     }
     // cub_call remembers CUB's temporary size per lambda type, and with and without a carry
     // are different CUB calls: each `scan` below is its own type, so each wrapper is too.
