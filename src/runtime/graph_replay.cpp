@@ -64,6 +64,20 @@ struct graph_replay::entry {
   std::uint64_t last_used = 0;
   bool eager_only = false;
 
+  /// Takes the launch shape of `node` (the result kernel of a capture) for the patches of
+  /// later replays; false when there is no such kernel or its parameters cannot be read.
+  bool read_launch_shape(cudaGraphNode_t node) noexcept {
+    cudaKernelNodeParams captured{};
+    if (node == nullptr || cudaGraphKernelNodeGetParams(node, &captured) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    result_grid = captured.gridDim;
+    result_block = captured.blockDim;
+    result_shared = captured.sharedMemBytes;
+    return true;
+  }
+
   void reset() noexcept {
     if (exec != nullptr) MULTIGPU_CUDA_REPORT(cudaGraphExecDestroy(exec));
     if (graph != nullptr) MULTIGPU_CUDA_REPORT(cudaGraphDestroy(graph));
@@ -310,6 +324,9 @@ void graph_replay::run(const void* site, std::span<const piece> pieces, const ca
       cudaGraphExecUpdateResultInfo info{};
       if (cudaGraphExecUpdate(e.exec, graph, &info) == cudaSuccess) {
         updated = true;
+        // A replay patches the result kernel with the launch shape it has now: that of this
+        // capture, which the update gave the executable graph.
+        if (e.result != nullptr && !e.read_launch_shape(sink_kernel(graph))) e.result = nullptr;
         MULTIGPU_CUDA_REPORT(cudaGraphDestroy(graph));  // exec keeps the nodes of the graph it came from
         graph = nullptr;
       } else {
@@ -323,14 +340,8 @@ void graph_replay::run(const void* site, std::span<const piece> pieces, const ca
       e.graph = std::exchange(graph, nullptr);
       e.exec = exec;
       e.result = result != nullptr ? sink_kernel(e.graph) : nullptr;
-      cudaKernelNodeParams captured{};
-      if (e.result != nullptr && cudaGraphKernelNodeGetParams(e.result, &captured) != cudaSuccess) {
-        (void)cudaGetLastError();
-        e.result = nullptr;  // its shape unknown: this entry is updated by capture, never patched
-      }
-      e.result_grid = captured.gridDim;
-      e.result_block = captured.blockDim;
-      e.result_shared = captured.sharedMemBytes;
+      // Its shape unknown, an entry is updated by capture, never patched.
+      if (e.result != nullptr && !e.read_launch_shape(e.result)) e.result = nullptr;
       ++stats_.instantiations;
     }
   } catch (...) {
