@@ -43,19 +43,24 @@ distribution::location distribution::locate(std::size_t i) const {
   return {s, i - offsets_[s]};
 }
 
-std::vector<piece> distribution::split(std::size_t first, std::size_t last) const {
+void distribution::split_into(std::size_t first, std::size_t last, piece_list& out) const {
   MULTIGPU_EXPECTS(first <= last && last <= size(),
                    detail::concat("the range [", first, ", ", last,
                                   ") is not a valid range of a vector of size ", size()));
-  std::vector<piece> pieces;
-  if (first == last) return pieces;
+  out.clear();
+  if (first == last) return;
   std::size_t s = locate(first).segment;
   for (; s < segment_count() && offsets_[s] < last; ++s) {
     std::size_t begin = std::max(first, offsets_[s]);
     std::size_t end = std::min(last, offsets_[s + 1]);
-    if (begin < end) pieces.push_back({s, begin - offsets_[s], end - begin});
+    if (begin < end) out.push_back({s, begin - offsets_[s], end - begin});
   }
-  return pieces;
+}
+
+std::vector<piece> distribution::split(std::size_t first, std::size_t last) const {
+  piece_list pieces;
+  split_into(first, last, pieces);
+  return std::vector<piece>(pieces.begin(), pieces.end());
 }
 
 bool aligned(std::span<const piece> a, std::span<const piece> b) noexcept {

@@ -239,15 +239,15 @@ host_stager& group_state::stager() {
   return *stager_;
 }
 
-void group_state::dispatch(std::span<const std::size_t> slots, const std::function<void(std::size_t)>& step) {
-  if (workers_ && slots.size() > 1) {
-    workers_->run(slots, step);
+void group_state::dispatch(std::span<const piece> pieces, function_ref<void(std::size_t)> step) {
+  if (workers_ && pieces.size() > 1) {
+    workers_->run(pieces, step);
     return;
   }
-  if (slots.empty()) return;
-  device_guard guard(device(slots[0]));
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    guard.set(device(slots[i]));
+  if (pieces.empty()) return;
+  device_guard guard(device(pieces[0].slot));
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    guard.set(device(pieces[i].slot));
     step(i);
   }
 }

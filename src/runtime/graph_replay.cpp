@@ -64,6 +64,20 @@ struct graph_replay::entry {
   std::uint64_t last_used = 0;
   bool eager_only = false;
 
+  /// Takes the launch shape of `node` (the result kernel of a capture) for the patches of
+  /// later replays; false when there is no such kernel or its parameters cannot be read.
+  bool read_launch_shape(cudaGraphNode_t node) noexcept {
+    cudaKernelNodeParams captured{};
+    if (node == nullptr || cudaGraphKernelNodeGetParams(node, &captured) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    result_grid = captured.gridDim;
+    result_block = captured.blockDim;
+    result_shared = captured.sharedMemBytes;
+    return true;
+  }
+
   void reset() noexcept {
     if (exec != nullptr) MULTIGPU_CUDA_REPORT(cudaGraphExecDestroy(exec));
     if (graph != nullptr) MULTIGPU_CUDA_REPORT(cudaGraphDestroy(graph));
@@ -83,12 +97,12 @@ graph_replay::~graph_replay() {
 
 /// The entry to replay as is, or null; `eager_only` when calls of this site and pieces
 /// allocate every time.
-graph_replay::entry* graph_replay::find(const void* site, const std::vector<piece>& pieces,
+graph_replay::entry* graph_replay::find(const void* site, std::span<const piece> pieces,
                                         const call_fingerprint& fingerprint, bool needs_result, bool& eager_only) {
   const std::uint64_t generation = group_->executor().generation();
   eager_only = false;
   for (auto& e : entries_) {
-    if (e->site != site || e->pieces != pieces) continue;
+    if (e->site != site || !std::ranges::equal(e->pieces, pieces)) continue;
     if (e->eager_only) {
       eager_only = true;
       return nullptr;
@@ -105,12 +119,12 @@ graph_replay::entry* graph_replay::find(const void* site, const std::vector<piec
 /// The entry a new capture goes to: a fresh one while this site and pieces have fewer than
 /// `variants`, else the least recently used of theirs (updated in place); the cache's least
 /// recently used entry makes room when it is full.
-graph_replay::entry& graph_replay::make_room(const void* site, const std::vector<piece>& pieces,
+graph_replay::entry& graph_replay::make_room(const void* site, std::span<const piece> pieces,
                                              const call_fingerprint& fingerprint) {
   entry* oldest_variant = nullptr;
   std::size_t variants = 0;
   for (auto& e : entries_) {
-    if (e->site != site || e->pieces != pieces) continue;
+    if (e->site != site || !std::ranges::equal(e->pieces, pieces)) continue;
     if (e->fingerprint == fingerprint) {  // the same call, captured before the scratch moved
       e->last_used = ++clock_;
       return *e;
@@ -130,7 +144,7 @@ graph_replay::entry& graph_replay::make_room(const void* site, const std::vector
       e = victim->get();
     }
     e->site = site;
-    e->pieces = pieces;
+    e->pieces.assign(pieces.begin(), pieces.end());
   }
   e->last_used = ++clock_;
   return *e;
@@ -174,7 +188,7 @@ void graph_replay::renew_capture_streams() noexcept {
 
 /// The root's own stream follows everything enqueued before on the other participating
 /// streams, and on the slots that read the root's arena after its last eager scan.
-void graph_replay::join_before(std::size_t root, const std::vector<piece>& pieces) {
+void graph_replay::join_before(std::size_t root, std::span<const piece> pieces) {
   group_state& g = *group_;
   const cudaStream_t root_stream = g.own_stream(root);
   g.join_readers(root);  // before any capture: the slots' own streams
@@ -188,7 +202,7 @@ void graph_replay::join_before(std::size_t root, const std::vector<piece>& piece
 }
 
 /// Every participating stream follows the graph (through the root's fork, recorded after it).
-void graph_replay::release_after(std::size_t root, const std::vector<piece>& pieces) {
+void graph_replay::release_after(std::size_t root, std::span<const piece> pieces) {
   group_state& g = *group_;
   const cudaStream_t root_stream = g.own_stream(root);
   if (pieces.size() == 1) return;
@@ -204,7 +218,7 @@ void graph_replay::release_after(std::size_t root, const std::vector<piece>& pie
 /// recorded in a capture is not a wait on real work: after every capture, whatever became of
 /// it, record them again on the slots' own streams, where they mark everything enqueued so far.
 /// (After a launch of several pieces release_after() has recorded the root's fork already.)
-void graph_replay::settle_events(std::size_t root, const std::vector<piece>& pieces, bool with_fork) {
+void graph_replay::settle_events(std::size_t root, std::span<const piece> pieces, bool with_fork) {
   group_state& g = *group_;
   const cudaStream_t root_stream = g.own_stream(root);
   for (const auto& p : pieces) {
@@ -219,7 +233,7 @@ void graph_replay::settle_events(std::size_t root, const std::vector<piece>& pie
 }
 
 /// settle_events on an error path: the error being thrown is the one the caller sees.
-void graph_replay::settle_quietly(std::size_t root, const std::vector<piece>& pieces) noexcept {
+void graph_replay::settle_quietly(std::size_t root, std::span<const piece> pieces) noexcept {
   try {
     settle_events(root, pieces, true);
   } catch (...) {
@@ -230,10 +244,11 @@ void graph_replay::launch(entry& e, std::size_t root) {
   MULTIGPU_CUDA_TRY(cudaGraphLaunch(e.exec, group_->own_stream(root)));
 }
 
-void graph_replay::run(const void* site, const std::vector<piece>& pieces, const call_fingerprint& fingerprint,
+void graph_replay::run(const void* site, std::span<const piece> pieces, const call_fingerprint& fingerprint,
                        void (*enqueue)(void*), void* context, const result_kernel* result) {
   group_state& g = *group_;
-  const std::size_t root = pieces.at(0).slot;
+  MULTIGPU_EXPECTS(!pieces.empty(), "graph replay: a collective needs at least one piece");
+  const std::size_t root = pieces[0].slot;
   device_guard guard(g.device(root));
   const std::uint64_t generation = g.executor().generation();
   bool eager_only = false;
@@ -309,6 +324,9 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
       cudaGraphExecUpdateResultInfo info{};
       if (cudaGraphExecUpdate(e.exec, graph, &info) == cudaSuccess) {
         updated = true;
+        // A replay patches the result kernel with the launch shape it has now: that of this
+        // capture, which the update gave the executable graph.
+        if (e.result != nullptr && !e.read_launch_shape(sink_kernel(graph))) e.result = nullptr;
         MULTIGPU_CUDA_REPORT(cudaGraphDestroy(graph));  // exec keeps the nodes of the graph it came from
         graph = nullptr;
       } else {
@@ -322,14 +340,8 @@ void graph_replay::run(const void* site, const std::vector<piece>& pieces, const
       e.graph = std::exchange(graph, nullptr);
       e.exec = exec;
       e.result = result != nullptr ? sink_kernel(e.graph) : nullptr;
-      cudaKernelNodeParams captured{};
-      if (e.result != nullptr && cudaGraphKernelNodeGetParams(e.result, &captured) != cudaSuccess) {
-        (void)cudaGetLastError();
-        e.result = nullptr;  // its shape unknown: this entry is updated by capture, never patched
-      }
-      e.result_grid = captured.gridDim;
-      e.result_block = captured.blockDim;
-      e.result_shared = captured.sharedMemBytes;
+      // Its shape unknown, an entry is updated by capture, never patched.
+      if (e.result != nullptr && !e.read_launch_shape(e.result)) e.result = nullptr;
       ++stats_.instantiations;
     }
   } catch (...) {

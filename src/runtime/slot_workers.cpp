@@ -8,7 +8,8 @@
 namespace multigpu::detail {
 
 struct slot_workers::batch {
-  const std::function<void(std::size_t)>* step;
+  explicit batch(function_ref<void(std::size_t)> f) : step(f) {}
+  function_ref<void(std::size_t)> step;
   std::mutex mutex;
   std::condition_variable done;
   std::size_t remaining = 0;
@@ -71,7 +72,7 @@ void slot_workers::loop(worker& w, int device) {
         throw cuda_error(cudaErrorLaunchOutOfResources, "injected fault: a slot's worker step failed on purpose", device,
                          __FILE__, __LINE__);
 #endif
-      (*b.step)(task.second);
+      b.step(task.second);
     } catch (...) {
       error = std::current_exception();
     }
@@ -81,16 +82,26 @@ void slot_workers::loop(worker& w, int device) {
   }
 }
 
-void slot_workers::run(std::span<const std::size_t> slots, const std::function<void(std::size_t)>& step) {
-  if (slots.empty()) return;
-  batch b;
-  b.step = &step;
-  b.remaining = slots.size();
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    worker& w = *workers_.at(slots[i]);
-    std::lock_guard lock(w.mutex);
-    w.tasks.emplace_back(&b, i);
-    w.wake.notify_one();
+void slot_workers::run(std::span<const piece> pieces, function_ref<void(std::size_t)> step) {
+  if (pieces.empty()) return;
+  batch b(step);
+  b.remaining = pieces.size();
+  std::size_t queued = 0;
+  try {
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      worker& w = *workers_.at(pieces[i].slot);
+      std::lock_guard lock(w.mutex);
+      w.tasks.emplace_back(&b, i);
+      ++queued;
+      w.wake.notify_one();
+    }
+  } catch (...) {
+    // Queueing failed part way (a slot out of range, no memory for the task): the steps
+    // already queued hold `b`, which lives on this frame, so wait for them before unwinding.
+    std::unique_lock lock(b.mutex);
+    b.remaining -= pieces.size() - queued;
+    b.done.wait(lock, [&] { return b.remaining == 0; });
+    throw;
   }
   std::unique_lock lock(b.mutex);
   b.done.wait(lock, [&] { return b.remaining == 0; });

@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
-#include <string>
-#include <vector>
-
 #include <numeric>
+#include <span>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace mg = multigpu;
 using mg::distribution;
@@ -133,6 +135,56 @@ TEST(Distribution, SplitOfEveryRangeSumsToItsLength) {
           EXPECT_EQ(global, last);
         }
     }
+}
+
+TEST(Distribution, SplitIntoGivesTheSplitsPiecesInPlaceOrOnTheHeap) {
+  // Up to eight pieces stay in the list itself; more move to the heap, in order.
+  for (std::size_t k : {1u, 7u, 8u, 9u, 20u}) {
+    distribution d = distribution::block(3 * k + 1, k);
+    mg::piece_list list;
+    list.push_back({99, 0, 1});  // split_into starts from an empty list
+    for (std::size_t first : {std::size_t{0}, std::size_t{2}})
+      for (std::size_t last : {first, std::size_t{3 * k}, std::size_t{3 * k + 1}}) {
+        d.split_into(first, last, list);
+        const auto want = d.split(first, last);
+        ASSERT_EQ(list.size(), want.size()) << "k=" << k << " [" << first << ", " << last << ")";
+        EXPECT_EQ(list.empty(), want.empty());
+        for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(list[i], want[i]) << i;
+        EXPECT_TRUE(std::equal(list.begin(), list.end(), want.begin(), want.end()));
+        const std::span<const mg::piece> view = list;
+        EXPECT_EQ(view.size(), want.size());
+        if (!want.empty()) {
+          EXPECT_EQ(list.front(), want.front());
+          EXPECT_EQ(list.back(), want.back());
+        }
+        mg::piece_list copy = list;  // copies keep their own storage
+        EXPECT_EQ(copy, list);
+        list.clear();
+        EXPECT_TRUE(list.empty());
+        EXPECT_EQ(copy.size(), want.size());
+        d.split_into(first, last, list);
+      }
+    EXPECT_THROW(d.split_into(1, 0, list), std::invalid_argument);
+  }
+}
+
+TEST(Distribution, AMovedFromPieceListIsEmpty) {
+  for (std::size_t k : {3u, 12u}) {  // in place, and on the heap
+    const distribution d = distribution::block(5 * k, k);
+    mg::piece_list list;
+    d.split_into(0, 5 * k, list);
+    mg::piece_list moved(std::move(list));
+    EXPECT_EQ(moved.size(), k);
+    EXPECT_TRUE(list.empty()) << k;  // NOLINT(bugprone-use-after-move): what a move leaves
+    list.push_back({1, 2, 3});
+    ASSERT_EQ(list.size(), 1u);
+    EXPECT_EQ(list[0], (mg::piece{1, 2, 3}));
+    mg::piece_list assigned;
+    assigned = std::move(moved);
+    EXPECT_EQ(assigned.size(), k);
+    EXPECT_TRUE(moved.empty()) << k;  // NOLINT(bugprone-use-after-move)
+    for (std::size_t s = 0; s < k; ++s) EXPECT_EQ(assigned[s], (mg::piece{s, 0, 5}));
+  }
 }
 
 TEST(Distribution, AlignedComparesSlotsAndCounts) {

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,10 +16,10 @@ namespace {
 TEST(SlotWorkers, AWorkerThatCannotSelectItsDeviceFailsEveryStepWithTheCudaError) {
   multigpu::detail::slot_workers workers({9999, 9999});
   std::atomic<int> ran{0};
-  const std::vector<std::size_t> slots{0, 1};
-  const std::function<void(std::size_t)> step = [&](std::size_t) { ++ran; };
+  const std::vector<multigpu::piece> pieces{{0, 0, 1}, {1, 0, 1}};  // one step on each worker
+  const auto step = [&](std::size_t) { ++ran; };
   try {
-    workers.run(slots, step);
+    workers.run(pieces, step);
     FAIL() << "expected multigpu::cuda_error";
   } catch (const multigpu::cuda_error& e) {
     const std::string what = e.what();
@@ -29,7 +29,20 @@ TEST(SlotWorkers, AWorkerThatCannotSelectItsDeviceFailsEveryStepWithTheCudaError
   }
   EXPECT_EQ(ran.load(), 0) << "a step ran on a worker without its device";
   // The workers are still there: the next batch fails the same way instead of hanging.
-  EXPECT_THROW(workers.run(slots, step), multigpu::cuda_error);
+  EXPECT_THROW(workers.run(pieces, step), multigpu::cuda_error);
+  EXPECT_EQ(ran.load(), 0);
+}
+
+TEST(SlotWorkers, AStepForASlotWithoutAWorkerThrowsAfterTheQueuedStepsFinish) {
+  // Slot 5 has no worker: the call throws std::out_of_range, but only once the step already
+  // handed to slot 0 has finished with the call's batch, and the workers stay usable.
+  multigpu::detail::slot_workers workers({9999, 9999});
+  std::atomic<int> ran{0};
+  const std::vector<multigpu::piece> pieces{{0, 0, 1}, {5, 0, 1}};
+  const auto step = [&](std::size_t) { ++ran; };
+  EXPECT_THROW(workers.run(pieces, step), std::out_of_range);
+  const std::vector<multigpu::piece> valid{{0, 0, 1}, {1, 0, 1}};
+  EXPECT_THROW(workers.run(valid, step), multigpu::cuda_error);
   EXPECT_EQ(ran.load(), 0);
 }
 

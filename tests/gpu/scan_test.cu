@@ -106,9 +106,83 @@ TYPED_TEST(Scan, SubrangesAndOutputsOnOtherGroups) {
     }
 }
 
+/// Piece sizes around the one-launch scan's tile and limit (detail/small_scan.hpp), where
+/// its padding, its tile loop and the switch to CUB's scan meet: each piece of a {0} and a
+/// {0,0,0} group gets one of them.
+template <class T>
+std::vector<std::size_t> around_the_small_scan_limit() {
+  using shape = mg::detail::small_scan_shape<T>;
+  if (tiny_run()) return {shape::tile + 1, shape::limit > 0 ? shape::limit : shape::tile};  // racecheck
+  std::vector<std::size_t> n{1, shape::tile - 1, shape::tile, shape::tile + 1};
+  if (shape::limit > 0) n.insert(n.end(), {shape::limit - 1, shape::limit, shape::limit + 1});
+  return n;
+}
+
+TYPED_TEST(Scan, PiecesAroundTheOneLaunchLimitMatchTheReference) {
+  using T = TypeParam;
+  for (const auto* group : {&shapes()[0].group, &shapes()[1].group})
+    for (std::size_t per_piece : around_the_small_scan_limit<T>()) {
+      const std::size_t n = per_piece * group->size();
+      SCOPED_TRACE(testing::Message() << group->size() << " slot(s), n=" << n);
+      auto host = random_vector<T>(n);
+      mg::distributed_vector<T> in(host, *group), out(n, *group);
+      std::vector<T> want;
+      std::vector<double> scale;
+      mg::inclusive_scan(in, out);
+      reference_scan(host, false, T{}, want, scale);
+      EXPECT_TRUE(scans_match(mg::to_vector(out), want, scale));
+      const T init = random_value<T>();
+      mg::exclusive_scan(in, out, init);
+      reference_scan(host, true, init, want, scale);
+      EXPECT_TRUE(scans_match(mg::to_vector(out), want, scale));
+      // In place, both kinds (every tile is read before it is written).
+      mg::distributed_vector<T> again(host, *group);
+      mg::exclusive_scan(again, again, init);
+      EXPECT_TRUE(scans_match(mg::to_vector(again), want, scale));
+      mg::inclusive_scan(in, in);
+      reference_scan(host, false, T{}, want, scale);
+      EXPECT_TRUE(scans_match(mg::to_vector(in), want, scale));
+    }
+}
+
+/// 128 bytes: too large for the one-launch scan's block, so every piece goes to CUB's scan.
+struct wide {
+  long long v[16];
+  friend bool operator==(const wide&, const wide&) = default;
+};
+struct add_wide {
+  __host__ __device__ wide operator()(const wide& a, const wide& b) const {
+    wide r;
+    for (int i = 0; i < 16; ++i) r.v[i] = a.v[i] + b.v[i];
+    return r;
+  }
+};
+
+TEST(ScanWide, ElementsTooLargeForTheOneLaunchScanStillScan) {
+  static_assert(mg::detail::small_scan_shape<wide>::limit == 0);
+  for (const auto* group : {&shapes()[0].group, &shapes()[1].group})
+    for (std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{1000}}) {
+      SCOPED_TRACE(testing::Message() << group->size() << " slot(s), n=" << n);
+      std::vector<wide> host(n);
+      for (std::size_t i = 0; i < n; ++i)
+        for (int j = 0; j < 16; ++j) host[i].v[j] = static_cast<long long>(i * 16 + j) - 77;
+      mg::distributed_vector<wide> in(host, *group), out(n, *group);
+      std::vector<wide> want(n);
+      mg::inclusive_scan(in, out, add_wide{});
+      std::inclusive_scan(host.begin(), host.end(), want.begin(), add_wide{});
+      EXPECT_TRUE(mg::to_vector(out) == want);
+      const wide init = host[0];
+      mg::exclusive_scan(in, out, init, add_wide{});
+      std::exclusive_scan(host.begin(), host.end(), want.begin(), init, add_wide{});
+      EXPECT_TRUE(mg::to_vector(out) == want);
+    }
+}
+
 TEST(ScanOrder, NonCommutativeOperatorsScanInOrder) {
-  for (const auto& s : shapes())
-    for (std::size_t n : sizes(s.group.size())) {
+  for (const auto& s : shapes()) {
+    std::vector<std::size_t> ns = sizes(s.group.size());
+    for (std::size_t per_piece : around_the_small_scan_limit<affine>()) ns.push_back(per_piece * s.group.size());
+    for (std::size_t n : ns) {
       SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
       auto host = random_vector<affine>(n);
       mg::distributed_vector<affine> in(host, s.group), out(n, s.group);
@@ -123,6 +197,7 @@ TEST(ScanOrder, NonCommutativeOperatorsScanInOrder) {
       mg::exclusive_scan(in, in, init, compose{});  // in place
       EXPECT_TRUE(same_elements(mg::to_vector(in), want));
     }
+  }
 }
 
 TEST(ScanErrors, MismatchedLengthsThrow) {

@@ -5,9 +5,12 @@
 // partials into carries; each device then runs one CUB scan that reads its carry at run time
 // through cub::FutureValue (for inclusive scans as the initial value of CUB's inclusive
 // scan). No host synchronisation, 3 passes over the data per device (2 on the first).
+// Pieces of up to two tiles of one block are scanned in one launch of our own instead
+// (detail/small_scan.hpp): CUB's scan is two launches at any size.
 // Scan operators must be associative; they need not be commutative. In place is allowed.
 
 #include <multigpu/algorithm/detail/collectives.hpp>
+#include <multigpu/algorithm/detail/small_scan.hpp>
 
 #include <cub/device/device_scan.cuh>
 #include <cuda/std/functional>
@@ -72,6 +75,14 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
   auto scan_piece = [&](const piece_context& ctx, const T* carry) {
     const T* in = range.data(ctx.index);
     T* o = result.data(ctx.index);
+    // One launch instead of CUB's two (see small_scan.hpp); never compiled for elements too
+    // large for its block's shared memory.
+    if constexpr (small_scan_shape<T>::limit > 0) {
+      if (ctx.count <= small_scan_shape<T>::limit) {
+        small_scan<Exclusive>(in, o, ctx.count, op, carry, Exclusive ? init : nullptr, ctx.stream);
+        return;
+      }
+    }
     // cub_call remembers CUB's temporary size per lambda type, and with and without a carry
     // are different CUB calls: each `scan` below is its own type, so each wrapper is too.
     auto scan_with = [&](const char* what, auto&& scan) {

@@ -7,6 +7,7 @@
 // that must line up with part of another vector).
 
 #include <multigpu/container/piece.hpp>
+#include <multigpu/container/piece_list.hpp>
 
 #include <cstddef>
 #include <span>
@@ -40,6 +41,9 @@ class distribution {
   /// The pieces covering [first, last), in global order, one per segment it touches
   /// (segments it does not touch are left out). first <= last <= size().
   std::vector<piece> split(std::size_t first, std::size_t last) const;
+  /// The same pieces into `out` (cleared first), with no allocation for up to
+  /// piece_list::inline_capacity pieces: what the algorithms use on every call.
+  void split_into(std::size_t first, std::size_t last, piece_list& out) const;
 
   friend bool operator==(const distribution&, const distribution&) = default;
 

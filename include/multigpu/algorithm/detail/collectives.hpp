@@ -137,7 +137,7 @@ class collective_call {
  private:
   std::vector<std::size_t>& readers() { return root_.readers(); }
   group_state& g_;
-  const std::vector<piece>& pieces_;
+  std::span<const piece> pieces_;
   std::size_t root_slot_;
   slot_scratch& root_;
   std::optional<device_guard> guard_;

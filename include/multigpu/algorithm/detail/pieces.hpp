@@ -9,7 +9,6 @@
 #include <multigpu/core/nvtx.hpp>
 #include <multigpu/runtime/detail/group_state.hpp>
 
-#include <functional>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -22,10 +21,12 @@ struct range_ref {
   const distributed_vector<T>* vector;
   std::size_t first;
   std::size_t count;
-  std::vector<piece> pieces;
+  piece_list pieces;
 
   range_ref(const distributed_vector<T>& v, std::size_t first_, std::size_t count_)
-      : vector(&v), first(first_), count(count_), pieces(v.layout().split(first_, first_ + count_)) {}
+      : vector(&v), first(first_), count(count_) {
+    v.layout().split_into(first_, first_ + count_, pieces);
+  }
   const device_group& group() const { return vector->group(); }
   /// Device pointer to the start of piece i.
   T* data(std::size_t i) const {
@@ -133,7 +134,7 @@ void for_each_piece(const range_ref<T>& reference, Step&& step) {
                          &g.executor().slot(p.slot)};
   };
   if (g.options().dispatch != dispatch_policy::worker_threads || reference.pieces.size() == 1) {
-    // The common case: no worker hand-off, no slot list, no std::function.
+    // The common case: no worker hand-off.
     device_guard guard(g.device(reference.pieces[0].slot));
     for (std::size_t i = 0; i < reference.pieces.size(); ++i) {
       guard.set(g.device(reference.pieces[i].slot));
@@ -143,15 +144,12 @@ void for_each_piece(const range_ref<T>& reference, Step&& step) {
     }
     return;
   }
-  std::vector<std::size_t> slots;
-  slots.reserve(reference.pieces.size());
-  for (const auto& p : reference.pieces) slots.push_back(p.slot);
-  const std::function<void(std::size_t)> run = [&](std::size_t i) {
+  auto run = [&](std::size_t i) {
     const nvtx_range local("local step", reference.pieces[i].slot);
     step(context(i));
     schedule_note_work(g.stream(reference.pieces[i].slot), "step");
   };
-  g.dispatch(slots, run);
+  g.dispatch(reference.pieces, run);
 }
 
 /// Throws std::invalid_argument naming both lengths unless they are equal.

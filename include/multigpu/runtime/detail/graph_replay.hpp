@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -93,7 +94,7 @@ class graph_replay {
   /// (pieces[0]'s slot is the root), as a graph; see the top of this file. `site` identifies
   /// the call site and its types. `result`, when given, is the kernel that ends the
   /// collective on the root, with this call's arguments. Needs the executor's lock.
-  void run(const void* site, const std::vector<piece>& pieces, const call_fingerprint& fingerprint,
+  void run(const void* site, std::span<const piece> pieces, const call_fingerprint& fingerprint,
            void (*enqueue)(void*), void* context, const result_kernel* result);
 
   /// Diagnostics: launches of a cached graph as is, captures (updates and instantiations),
@@ -105,13 +106,13 @@ class graph_replay {
 
  private:
   struct entry;
-  entry* find(const void* site, const std::vector<piece>& pieces, const call_fingerprint& fingerprint,
+  entry* find(const void* site, std::span<const piece> pieces, const call_fingerprint& fingerprint,
               bool needs_result, bool& eager_only);
-  entry& make_room(const void* site, const std::vector<piece>& pieces, const call_fingerprint& fingerprint);
-  void join_before(std::size_t root, const std::vector<piece>& pieces);
-  void release_after(std::size_t root, const std::vector<piece>& pieces);
-  void settle_events(std::size_t root, const std::vector<piece>& pieces, bool with_fork);
-  void settle_quietly(std::size_t root, const std::vector<piece>& pieces) noexcept;
+  entry& make_room(const void* site, std::span<const piece> pieces, const call_fingerprint& fingerprint);
+  void join_before(std::size_t root, std::span<const piece> pieces);
+  void release_after(std::size_t root, std::span<const piece> pieces);
+  void settle_events(std::size_t root, std::span<const piece> pieces, bool with_fork);
+  void settle_quietly(std::size_t root, std::span<const piece> pieces) noexcept;
   void launch(entry& e, std::size_t root);
   void ensure_capture_streams();
   void renew_capture_streams() noexcept;
@@ -126,7 +127,7 @@ class graph_replay {
 /// Runs `enqueue()` eagerly, or through the group's graph_replay under dispatch_policy::graph
 /// (`graphs` not null) for a call that has a fingerprint.
 template <class Enqueue>
-void enqueue_or_replay(graph_replay* graphs, const void* site, const std::vector<piece>& pieces,
+void enqueue_or_replay(graph_replay* graphs, const void* site, std::span<const piece> pieces,
                     const call_fingerprint* fingerprint, Enqueue& enqueue, const result_kernel* result = nullptr) {
   if (graphs == nullptr || fingerprint == nullptr) {
     enqueue();

@@ -81,9 +81,9 @@ class group_state {
   /// The process-wide workers that stream pageable host memory through pinned buffers.
   host_stager& stager();
 
-  /// Runs step(i) for every i with the device of slots[i] current: on the calling thread in
-  /// order, or on the slots' worker threads at once (dispatch_policy::worker_threads).
-  void dispatch(std::span<const std::size_t> slots, const std::function<void(std::size_t)>& step);
+  /// Runs step(i) for every i with the device of pieces[i].slot current: on the calling
+  /// thread in order, or on the slots' worker threads at once (dispatch_policy::worker_threads).
+  void dispatch(std::span<const piece> pieces, function_ref<void(std::size_t)> step);
 
   copy_route route_between(std::size_t from, std::size_t to) const;
   merge_route merge(merge_kind kind) const noexcept {

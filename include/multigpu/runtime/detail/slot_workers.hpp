@@ -4,11 +4,13 @@
 // source material's "one process, many GPUs, many threads". Each worker sets its slot's
 // device once; a batch hands every worker its step and waits for all of them.
 
+#include <multigpu/container/piece.hpp>
+#include <multigpu/core/function_ref.hpp>
+
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -24,9 +26,9 @@ class slot_workers {
   slot_workers(const slot_workers&) = delete;
   slot_workers& operator=(const slot_workers&) = delete;
 
-  /// Runs step(i) on the worker of slots[i] for every i, concurrently across workers, and
-  /// returns when all are done; the first exception thrown by a step is rethrown here.
-  void run(std::span<const std::size_t> slots, const std::function<void(std::size_t)>& step);
+  /// Runs step(i) on the worker of pieces[i].slot for every i, concurrently across workers,
+  /// and returns when all are done; the first exception thrown by a step is rethrown here.
+  void run(std::span<const piece> pieces, function_ref<void(std::size_t)> step);
 
  private:
   struct batch;
