@@ -5,17 +5,31 @@
 #include <multigpu/core/fault_injection.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 namespace multigpu {
 namespace {
 
 // Every live pool of the process, so that an allocation that fails can first ask the
-// other pools on its device to give back memory they keep for reuse.
+// other pools on its device to give back memory they keep for reuse; and every allocation
+// not yet released, so that memory still held at exit is returned before the CUDA runtime
+// tears down.
+//
+// Why the second: a group or vector in static storage (a namespace-scope
+// std::optional<distributed_vector>) is destroyed at exit after the runtime's own exit
+// handler, which was registered later (at the first CUDA call, during main). Its release then
+// fails with cudaErrorCudartUnloading and the memory is never freed: memcheck's leak check
+// lists it. The first pool registers release_at_exit() with std::atexit; it runs before the
+// runtime's handler (registered earlier, so run later), waits for each device and frees what
+// is still allocated. A later deallocate() of such memory does nothing.
 struct pool_registry {
   std::mutex mutex;
   std::vector<device_pool*> pools;
+  std::unordered_map<void*, int> live;  // allocation -> its device
+  bool released_at_exit = false;
 
   // Never destroyed: a pool in static storage (a group or vector at namespace scope) is
   // destroyed at exit after any function-local static made during main, and still removes
@@ -25,6 +39,8 @@ struct pool_registry {
     return *registry;
   }
   void add(device_pool* p) {
+    static std::once_flag at_exit;
+    std::call_once(at_exit, [] { (void)std::atexit(release_at_exit); });
     std::lock_guard lock(mutex);
     pools.push_back(p);
   }
@@ -36,6 +52,36 @@ struct pool_registry {
     std::lock_guard lock(mutex);
     for (device_pool* p : pools)
       if (p->device() == device) p->trim(0);
+  }
+  void track(void* pointer, int device) {
+    std::lock_guard lock(mutex);
+    live.emplace(pointer, device);
+  }
+  /// False when the memory was already returned at exit: the caller must not free it.
+  bool untrack(void* pointer) noexcept {
+    std::lock_guard lock(mutex);
+    return live.erase(pointer) != 0 || !released_at_exit;
+  }
+
+  static void release_at_exit() noexcept {
+    pool_registry& r = instance();
+    std::lock_guard lock(r.mutex);
+    r.released_at_exit = true;
+    std::vector<int> devices;
+    for (const auto& [pointer, device] : r.live)
+      if (std::find(devices.begin(), devices.end(), device) == devices.end()) devices.push_back(device);
+    for (int device : devices) {
+      const detail::quiet_device_guard guard(device);
+      if (!guard.ok()) continue;
+      // Kernels may still use the memory (a vector's last call was never waited for). A
+      // device in an error state is left alone: its memory goes with its context, and
+      // there is no one left to tell at exit.
+      if (cudaDeviceSynchronize() != cudaSuccess) continue;
+      for (const auto& [pointer, owner] : r.live)
+        if (owner == device) (void)cudaFree(pointer);
+    }
+    (void)cudaGetLastError();
+    r.live.clear();
   }
 };
 
@@ -97,11 +143,17 @@ void* device_pool::allocate(std::size_t bytes, cudaStream_t stream) {
                                        bytes, " bytes, ", free_bytes, " bytes free on the device"));
   }
   MULTIGPU_CUDA_TRY(status);
+  try {
+    pool_registry::instance().track(pointer, device_);
+  } catch (...) {
+    MULTIGPU_CUDA_REPORT(cudaFreeAsync(pointer, stream));
+    throw;
+  }
   return pointer;
 }
 
 void device_pool::deallocate(void* pointer, cudaStream_t stream) noexcept {
-  if (pointer) MULTIGPU_CUDA_REPORT(cudaFreeAsync(pointer, stream));
+  if (pointer && pool_registry::instance().untrack(pointer)) MULTIGPU_CUDA_REPORT(cudaFreeAsync(pointer, stream));
 }
 
 pool_usage device_pool::usage() const {
