@@ -16,7 +16,6 @@
 
 #include <array>
 #include <cstdint>
-#include <cstdlib>
 #include <numeric>
 #include <optional>
 #include <random>
