@@ -24,13 +24,11 @@
 #   tools/device_verify.sh findings
 #                                   the open sanitizer findings, each in its own process (about 200 s)
 #   tools/device_verify.sh triage [SECONDS]
-#                                   the build that `suite` uses (fault injection on), then for
-#                                   SECONDS (default 150) the reruns that tell which sanitizer
-#                                   findings are the tools' own: initcheck of the double gather
-#                                   tests (twice, and with launches blocking) and of the
-#                                   reduce and scan tests, five at once; then the initcheck
-#                                   probes of pool reuse across streams (eagerly and under a
-#                                   replayed graph) and of the gather's pattern (60 s)
+#                                   the build that `suite` uses (fault injection on), then the
+#                                   open initcheck questions, two runs at a time for SECONDS
+#                                   (default 150) each: the reduce tests without and with the
+#                                   1 KiB element test (alone, launches blocking, no graph
+#                                   shapes), then tools/initcheck_graph_write_probe.cu (60 s)
 #   tools/device_verify.sh long [SECONDS] [LANES]
 #                                   the no-sync long mode alone, LANES (default 6) per element
 #                                   type, for SECONDS (default 400): 10^5 cases need the GPU
@@ -81,31 +79,25 @@ case $what in
   triage)
     seconds=${2:-150}
     CMAKE_ARGS="-DMULTIGPU_FAULT_INJECTION=ON ${CMAKE_ARGS:-}" "$here/gpu_suite.sh" || exit 1
-    specs=('initcheck:gpu_gather_tests:Gather/1.*'
-           'initcheck:gpu_gather_tests:Gather/1.*'
-           'initcheck:gpu_gather_tests:Gather/1.*:CUDA_LAUNCH_BLOCKING=1'
-           'initcheck:gpu_reduce_tests:*'
-           'initcheck:gpu_scan_tests:*')
-    for probe in initcheck_pool_reuse_probe initcheck_exchange_probe graph_sanitizer_probe; do
-      nvcc -arch=native -o "build-gpu/$probe" "$here/$probe.cu" || exit 1
-    done
+    # The reduce tests stop on an illegal address under initcheck, alone too, from the 1 KiB
+    # element test on: without it, it alone (launches blocking, and with no graph shapes).
+    # Two at a time, so that the GPU is nearly theirs.
+    specs=('initcheck:gpu_reduce_tests:-ReduceOrder.WideElementsKeepTheirOrder'
+           'initcheck:gpu_reduce_tests:ReduceOrder.WideElementsKeepTheirOrder')
     "$here/sanitizer_repro.sh" "$seconds" "${specs[@]}"
-    # Does initcheck follow the pool handing memory freed on one stream to an allocation on
-    # another (the gather tests' reports are whole segments the last kernel wrote on the
-    # copy's own stream)? Then the gather's pattern on eight streams with no library code,
-    # and a replayed graph reading such memory (the cross-group tests stop on an illegal
-    # address under initcheck when several sanitizers share the GPU).
-    # After the reruns, so that they have the GPU to themselves; all at once, 60 s each.
-    for run in "initcheck_pool_reuse_probe internal" "initcheck_pool_reuse_probe event" \
-               "initcheck_pool_reuse_probe none" "initcheck_exchange_probe ordered" \
-               "initcheck_exchange_probe synchronized" "graph_sanitizer_probe free_elsewhere_cross" \
-               "graph_sanitizer_probe free_elsewhere"; do
-      read -r probe kind <<< "$run"
-      ( timeout 60 compute-sanitizer --tool initcheck --error-exitcode 9 "build-gpu/$probe" "$kind" \
-          > "$LOGS/${probe}_$kind.log" 2>&1
-        echo "$probe $kind, initcheck: rc $? $(grep -E 'probe|SUMMARY' "$LOGS/${probe}_$kind.log" | tr '\n' ' ')" ) &
+    specs=('initcheck:gpu_reduce_tests:ReduceOrder.WideElementsKeepTheirOrder:CUDA_LAUNCH_BLOCKING=1'
+           'initcheck:gpu_reduce_tests:ReduceOrder.WideElementsKeepTheirOrder:MULTIGPU_TEST_NO_GRAPH=1')
+    LOGS=$LOGS/second "$here/sanitizer_repro.sh" "$seconds" "${specs[@]}"
+    # Does initcheck see the writes of an executable graph updated in place (the graph tests'
+    # reports are reads of vectors that graph replay filled)? All at once, 60 s each.
+    nvcc -arch=native -o build-gpu/initcheck_graph_write_probe "$here/initcheck_graph_write_probe.cu" || exit 1
+    for kind in captured updated eager; do
+      ( timeout 60 compute-sanitizer --tool initcheck --error-exitcode 9 build-gpu/initcheck_graph_write_probe "$kind" \
+          > "$LOGS/initcheck_graph_write_probe_$kind.log" 2>&1
+        echo "initcheck_graph_write_probe $kind, initcheck: rc $? $(grep -E 'probe|SUMMARY' "$LOGS/initcheck_graph_write_probe_$kind.log" | tr '\n' ' ')" ) &
     done
-    wait ;;
+    wait
+    [[ -n ${OUT:-} ]] && tar czf "$OUT/triage_logs.tar.gz" -C "$LOGS" . ;;
   perf)
     BENCH_TIMEOUT=${BENCH_TIMEOUT:-150} "$here/gpu_suite.sh" bench_merge_routes bench_algorithms -- \
       'bench:bench_merge_routes:segment_overhead/(1|4|8)/' \
