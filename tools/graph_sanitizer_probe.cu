@@ -43,11 +43,6 @@
 #include <vector>
 
 
-__global__ void sum(const int* x, int n, unsigned long long* out) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) atomicAdd(out, static_cast<unsigned long long>(x[i]));
-}
-
 namespace {
 
 constexpr int n = 1 << 16;
@@ -75,16 +70,7 @@ int free_elsewhere(const char* which, const std::vector<int>& host, unsigned lon
   const bool graph = std::strcmp(which, "free_elsewhere_eager") != 0;
   const bool on_launch = std::strcmp(which, "free_elsewhere_on_launch") == 0;
   const bool cross = std::strcmp(which, "free_elsewhere_cross") == 0;
-  int device = 0;
-  CHECK(cudaGetDevice(&device));
-  cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = device;
-  cudaMemPool_t pool;
-  CHECK(cudaMemPoolCreate(&pool, &props));
-  unsigned long long threshold = ~0ull;
-  CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  cudaMemPool_t pool = make_keeping_pool();
   cudaStream_t launch_stream, worker, freer, capture_origin, capture_side;
   for (cudaStream_t* s : {&launch_stream, &worker, &freer, &capture_origin, &capture_side})
     CHECK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));

@@ -29,11 +29,6 @@ __global__ void write_value(int* x, int n, int value) {
   if (i < n) x[i] = value;
 }
 
-__global__ void sum(const int* x, int n, unsigned long long* out) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) atomicAdd(out, static_cast<unsigned long long>(x[i]));
-}
-
 namespace {
 
 constexpr int n = 1 << 16;
@@ -73,16 +68,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s captured | updated | eager\n", argv[0]);
     return 2;
   }
-  int device = 0;
-  CHECK(cudaGetDevice(&device));
-  cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = device;
-  cudaMemPool_t pool;
-  CHECK(cudaMemPoolCreate(&pool, &props));
-  unsigned long long threshold = ~0ull;
-  CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  cudaMemPool_t pool = make_keeping_pool();
   streams s{};
   for (cudaStream_t* stream : {&s.launch, &s.origin, &s.side}) CHECK(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
   for (cudaEvent_t* e : {&s.fork, &s.join}) CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));

@@ -43,14 +43,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "unknown case %s (internal, event or none)\n", which);
     return 2;
   }
-  cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = 0;
-  cudaMemPool_t pool;
-  CHECK(cudaMemPoolCreate(&pool, &props));
-  std::uint64_t keep = UINT64_MAX;
-  CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  cudaMemPool_t pool = make_keeping_pool();
   if (none) {
     int off = 0;
     CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &off));
