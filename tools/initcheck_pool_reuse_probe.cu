@@ -20,7 +20,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
-#include <cstdint>
 #include <cstring>
 #include <vector>
 
