@@ -28,7 +28,8 @@
 #                                   open initcheck questions, two runs at a time for SECONDS
 #                                   (default 150) each: the reduce tests without and with the
 #                                   1 KiB element test (alone, launches blocking, no graph
-#                                   shapes), then tools/initcheck_graph_write_probe.cu (60 s)
+#                                   shapes, a 64 KiB stack limit), then
+#                                   tools/initcheck_graph_write_probe.cu (60 s)
 #   tools/device_verify.sh long [SECONDS] [LANES]
 #                                   the no-sync long mode alone, LANES (default 6) per element
 #                                   type, for SECONDS (default 400): 10^5 cases need the GPU
@@ -88,6 +89,11 @@ case $what in
     specs=('initcheck:gpu_reduce_tests:ReduceOrder.WideElementsKeepTheirOrder:CUDA_LAUNCH_BLOCKING=1'
            'initcheck:gpu_reduce_tests:ReduceOrder.WideElementsKeepTheirOrder:MULTIGPU_TEST_NO_GRAPH=1')
     LOGS=$LOGS/second "$here/sanitizer_repro.sh" "$seconds" "${specs[@]}"
+    # The 1 KiB element kernel's frame is about 5 KiB a thread: with a 64 KiB stack limit
+    # per thread, does initcheck's instrumentation still overflow it? (memcheck as the control.)
+    specs=('initcheck:gpu_reduce_tests:ReduceOrder.WideElementsKeepTheirOrder:MULTIGPU_TEST_STACK_BYTES=65536'
+           'memcheck:gpu_reduce_tests:ReduceOrder.WideElementsKeepTheirOrder:MULTIGPU_TEST_STACK_BYTES=65536')
+    LOGS=$LOGS/third "$here/sanitizer_repro.sh" "$seconds" "${specs[@]}"
     # Does initcheck see the writes of an executable graph updated in place (the graph tests'
     # reports are reads of vectors that graph replay filled)? All at once, 60 s each.
     nvcc -arch=native -o build-gpu/initcheck_graph_write_probe "$here/initcheck_graph_write_probe.cu" || exit 1
