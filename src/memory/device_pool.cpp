@@ -67,19 +67,25 @@ struct pool_registry {
     pool_registry& r = instance();
     std::lock_guard lock(r.mutex);
     r.released_at_exit = true;
-    std::vector<int> devices;
+    if (r.live.empty()) return;  // the usual exit: every vector and group is gone already
+    // Every device with a pool first, then the frees: a kernel or peer copy on one device may
+    // still read another device's memory (a vector's last call was never waited for). A
+    // device in an error state is left alone: its memory goes with its context, and there is
+    // no one left to tell at exit.
+    std::vector<int> devices, idle;
+    for (const device_pool* p : r.pools)
+      if (std::find(devices.begin(), devices.end(), p->device()) == devices.end()) devices.push_back(p->device());
     for (const auto& [pointer, device] : r.live)
       if (std::find(devices.begin(), devices.end(), device) == devices.end()) devices.push_back(device);
     for (int device : devices) {
       const detail::quiet_device_guard guard(device);
-      if (!guard.ok()) continue;
-      // Kernels may still use the memory (a vector's last call was never waited for). A
-      // device in an error state is left alone: its memory goes with its context, and
-      // there is no one left to tell at exit.
-      if (cudaDeviceSynchronize() != cudaSuccess) continue;
-      for (const auto& [pointer, owner] : r.live)
-        if (owner == device) (void)cudaFree(pointer);
+      if (guard.ok() && cudaDeviceSynchronize() == cudaSuccess) idle.push_back(device);
     }
+    for (const auto& [pointer, device] : r.live)
+      if (std::find(idle.begin(), idle.end(), device) != idle.end()) {
+        const detail::quiet_device_guard guard(device);
+        if (guard.ok()) (void)cudaFree(pointer);
+      }
     (void)cudaGetLastError();
     r.live.clear();
   }
