@@ -252,8 +252,11 @@ TYPED_TEST(Sort, BoundsAndIsSortedMatchTheHost) {
         std::swap(unsorted.front(), unsorted.back());
         mg::distributed_vector<K> w(unsorted, s.group);
         EXPECT_FALSE(mg::is_sorted(w));
-        const std::size_t cut = v.layout().segment_size(0);
-        if (cut > 0 && cut < n && host[cut - 1] != host[cut]) {
+        // A descent across each boundary between segments (empty segments in between too).
+        for (std::size_t slot = 1; slot < s.group.size(); ++slot) {
+          const std::size_t cut = v.layout().segment_offset(slot);
+          if (cut == 0 || cut >= n || host[cut - 1] == host[cut]) continue;
+          SCOPED_TRACE(testing::Message() << "descent across the boundary before slot " << slot);
           auto across = host;
           std::swap(across[cut - 1], across[cut]);
           mg::distributed_vector<K> x(across, s.group);

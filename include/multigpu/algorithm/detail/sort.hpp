@@ -19,6 +19,7 @@
 // the whole sort is stable.
 
 #include <multigpu/algorithm/detail/all_to_all.hpp>
+#include <multigpu/algorithm/detail/collectives.hpp>
 #include <multigpu/algorithm/detail/cub_call.hpp>
 #include <multigpu/algorithm/detail/join.hpp>
 #include <multigpu/algorithm/detail/splitters.hpp>
@@ -35,6 +36,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <type_traits>
@@ -537,17 +539,6 @@ void sort_by_key_impl(const char* algorithm, distributed_vector<K>& keys, distri
 
 // ---- is_sorted, lower_bound, upper_bound -------------------------------------------------
 
-/// *found = 1 when some x[i+1] comes before x[i].
-template <class T, class Comp>
-__global__ void find_descent(const T* x, std::size_t n, Comp comp, unsigned* found) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i + 1 < n; i += stride)
-    if (comp(x[i + 1], x[i])) {
-      atomicExch(found, 1u);
-      return;
-    }
-}
-
 /// *out = the first position p in the sorted x with !(x[p] < value) (lower) or
 /// value < x[p] (upper).
 template <class T, class Comp>
@@ -564,40 +555,82 @@ __global__ void bound_in_run(const T* x, std::size_t n, T value, Comp comp, bool
   *out = lo;
 }
 
+/// What is_sorted knows of a run of consecutive elements: its first and last element and
+/// whether no element comes before its predecessor. `empty` marks the identity.
+template <class T>
+struct sorted_run {
+  unsigned sorted;
+  unsigned empty;
+  T first;
+  T last;
+};
+
+/// Joins two adjacent runs (associative, not commutative): sorted when both are and the
+/// right run's first element does not come before the left run's last.
+template <class Comp>
+struct join_sorted_runs {
+  Comp comp;
+  template <class T>
+  __host__ __device__ sorted_run<T> operator()(const sorted_run<T>& left, const sorted_run<T>& right) const {
+    if (left.empty) return right;
+    if (right.empty) return left;
+    sorted_run<T> joined = left;
+    joined.last = right.last;
+    joined.sorted = left.sorted && right.sorted && !comp(right.first, left.last) ? 1u : 0u;
+    return joined;
+  }
+};
+
+/// *out = the run x[0, n) taken as sorted (n > 0); find_descent_in_run corrects that.
+/// Written whole, padding included, so the fold reads no uninitialised byte.
+template <class T>
+__global__ void describe_run(const T* x, std::size_t n, sorted_run<T>* out) {
+  sorted_run<T> run;
+  memset(&run, 0, sizeof(run));
+  run.sorted = 1u;
+  run.first = x[0];
+  run.last = x[n - 1];
+  memcpy(out, &run, sizeof(run));
+}
+
+/// out->sorted = 0 when some x[i+1] comes before x[i]. Every writer writes the same value.
+template <class T, class Comp>
+__global__ void find_descent_in_run(const T* x, std::size_t n, Comp comp, sorted_run<T>* out) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i + 1 < n; i += stride)
+    if (comp(x[i + 1], x[i])) {
+      *static_cast<volatile unsigned*>(&out->sorted) = 0u;
+      return;
+    }
+}
+
+/// is_sorted as a local step per segment (its run: first, last, sorted inside) and the
+/// in-order reduction of the runs, which checks each boundary between segments: every
+/// segment's kernels run at once, and the host waits once, for the result.
 template <class T, class Comp>
 bool is_sorted_impl(const distributed_vector<T>& v, const Comp& comp) {
-  const device_group& group = v.group();
-  const std::size_t k = group.size();
-  std::vector<std::size_t> filled;
-  for (std::size_t s = 0; s < k; ++s)
-    if (v.layout().segment_size(s) > 0) filled.push_back(s);
-  std::vector<device_buffer<unsigned>> flags(k);
-  std::vector<unsigned> found(k, 0);
-  for (std::size_t s : filled) {
-    device_guard guard(group.device(s));
-    cudaStream_t stream = group.stream(s);
-    const std::size_t n = v.layout().segment_size(s);
-    flags[s] = device_buffer<unsigned>(1, group.pool(s), stream);
-    MULTIGPU_CUDA_TRY(cudaMemsetAsync(flags[s].data(), 0, sizeof(unsigned), stream));
-    if (n > 1) {
-      find_descent<<<std::min(blocks_for(n, 256), 2048u), 256, 0, stream>>>(v.segment(s).data(), n, comp,
-                                                                          flags[s].data());
-      check_launch("find_descent");
-    }
-    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(&found[s], flags[s].data(), sizeof(unsigned), cudaMemcpyDeviceToHost, stream));
-  }
-  bool sorted = true;
-  for (std::size_t s : filled) {
-    device_guard guard(group.device(s));
-    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group.stream(s)));
-    if (found[s]) sorted = false;
-  }
-  // Across segment boundaries: the last element of one segment against the first of the next.
-  for (std::size_t i = 1; sorted && i < filled.size(); ++i) {
-    const std::size_t last = v.layout().segment_offset(filled[i]) - 1;
-    if (comp(v.read(last + 1), v.read(last))) sorted = false;
-  }
-  return sorted;
+  if (v.size() < 2) return true;
+  sorted_run<T> identity;
+  std::memset(&identity, 0, sizeof(identity));
+  identity.sorted = 1u;
+  identity.empty = 1u;
+  range_ref<T> range(v, 0, v.size());
+  const sorted_run<T> whole =
+      reduce_pieces<sorted_run<T>, sorted_run<T>>(
+          range, join_sorted_runs<Comp>{comp}, identity,
+          [&](const piece_context& ctx, sorted_run<T>* out, bool) {
+            const T* x = range.data(ctx.index);
+            describe_run<<<1, 1, 0, ctx.stream>>>(x, ctx.count, out);
+            check_launch("is_sorted");
+            if (ctx.count > 1) {
+              find_descent_in_run<<<std::min(blocks_for(ctx.count, 256), 2048u), 256, 0, ctx.stream>>>(x, ctx.count,
+                                                                                                    comp, out);
+              check_launch("is_sorted");
+            }
+          },
+          &identity)
+          .get();
+  return whole.sorted != 0;
 }
 
 /// The position of lower_bound (upper = false) or upper_bound in a sorted vector: the sum
