@@ -637,29 +637,19 @@ bool is_sorted_impl(const distributed_vector<T>& v, const Comp& comp) {
 /// over segments of each segment's own bound.
 template <class T, class Comp>
 std::size_t bound_impl(const distributed_vector<T>& v, const T& value, const Comp& comp, bool upper) {
-  const device_group& group = v.group();
-  const std::size_t k = group.size();
-  std::vector<device_buffer<std::size_t>> result(k);
-  std::vector<std::size_t> local(k, 0);
-  for (std::size_t s = 0; s < k; ++s) {
-    const std::size_t n = v.layout().segment_size(s);
-    if (n == 0) continue;
-    device_guard guard(group.device(s));
-    cudaStream_t stream = group.stream(s);
-    result[s] = device_buffer<std::size_t>(1, group.pool(s), stream);
-    bound_in_run<<<1, 1, 0, stream>>>(v.segment(s).data(), n, value, comp, upper, result[s].data());
-    check_launch(upper ? "upper_bound" : "lower_bound");
-    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(&local[s], result[s].data(), sizeof(std::size_t), cudaMemcpyDeviceToHost,
-                                      stream));
-  }
-  std::size_t position = 0;
-  for (std::size_t s = 0; s < k; ++s) {
-    if (v.layout().segment_size(s) == 0) continue;
-    device_guard guard(group.device(s));
-    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group.stream(s)));
-    position += local[s];
-  }
-  return position;
+  if (v.size() == 0) return 0;
+  // Each segment's bound is a partial of reduce_pieces, added up on the device: the searches
+  // run at once and the host waits once.
+  range_ref<T> range(v, 0, v.size());
+  const std::size_t zero = 0;
+  return reduce_pieces<std::size_t, std::size_t>(
+             range, cuda::std::plus<>{}, zero,
+             [&](const piece_context& ctx, std::size_t* out, bool) {
+               bound_in_run<<<1, 1, 0, ctx.stream>>>(range.data(ctx.index), ctx.count, value, comp, upper, out);
+               check_launch(upper ? "upper_bound" : "lower_bound");
+             },
+             &zero)
+      .get();
 }
 
 }  // namespace multigpu::detail
