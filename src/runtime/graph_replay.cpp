@@ -248,6 +248,15 @@ void graph_replay::run(const void* site, std::span<const piece> pieces, const ca
                        void (*enqueue)(void*), void* context, const result_kernel* result) {
   group_state& g = *group_;
   MULTIGPU_EXPECTS(!pieces.empty(), "graph replay: a collective needs at least one piece");
+  if (!fingerprint.valid()) {
+    // Its values do not fit the fingerprint (a 1 KiB init, an operator that is not trivially
+    // copyable): no later call can be shown to match, so a capture would never be replayed.
+    // Capturing and updating every time costs more than running eagerly, and the entries it
+    // would take push out graphs that do replay.
+    enqueue(context);
+    ++stats_.eager;
+    return;
+  }
   const std::size_t root = pieces[0].slot;
   device_guard guard(g.device(root));
   const std::uint64_t generation = g.executor().generation();

@@ -136,6 +136,46 @@ TEST(GraphReplay, PendingResultsOfReplayedGraphsStayApart) {
 
 /// A capture that would have to grow the scratch runs eagerly instead; a graph captured
 /// before the scratch moved is captured again rather than replayed onto freed memory.
+/// 1 KiB elements: a reduction's init alone fills the call's fingerprint.
+struct wide {
+  double x[128];
+};
+struct wide_plus {  // not declared commutative: the order-keeping kernel, as for any user type
+  __host__ __device__ wide operator()(const wide& a, const wide& b) const {
+    wide sum;
+    for (int j = 0; j < 128; ++j) sum.x[j] = a.x[j] + b.x[j];
+    return sum;
+  }
+};
+
+// A call whose values do not fit its fingerprint can never be shown to match a later one:
+// it runs eagerly instead of being captured (and updated) every time for nothing.
+TEST(GraphReplay, CallsWhoseValuesDoNotFitTheFingerprintRunEagerly) {
+  for (const auto& g : graph_groups()) {
+    SCOPED_TRACE(g.describe());
+    const std::size_t n = 1000;
+    std::vector<wide> host(n);
+    double column = 0;  // the sum of i % 7 over the elements: x[j] sums to column + n * j
+    for (std::size_t i = 0; i < n; ++i) {
+      for (int j = 0; j < 128; ++j) host[i].x[j] = static_cast<double>(i % 7 + j);
+      column += static_cast<double>(i % 7);
+    }
+    mg::distributed_vector<wide> v(host, g);
+    const auto before = stats(g);
+    for (int round = 0; round < 3; ++round) {
+      wide init;
+      for (int j = 0; j < 128; ++j) init.x[j] = round;
+      const wide got = mg::reduce(v, init, wide_plus{});
+      for (int j : {0, 1, 127})
+        EXPECT_EQ(got.x[j], round + column + static_cast<double>(n) * j) << "round " << round << ", x[" << j << "]";
+    }
+    const auto after = stats(g);
+    EXPECT_EQ(after.captures, before.captures) << "a call with an invalid fingerprint was captured";
+    EXPECT_EQ(after.replays, before.replays);
+    EXPECT_EQ(after.eager, before.eager + 3);
+  }
+}
+
 TEST(GraphReplay, ScratchGrowthRecapturesInsteadOfReplaying) {
   const mg::device_group g({0, 0}, {.dispatch = mg::dispatch_policy::graph});
   mg::distributed_vector<double> small(1000, 0.5, g);

@@ -42,7 +42,7 @@ class group_state;
 /// pointers and the values (init, operators) that end up in its kernels' parameters. Two
 /// calls with equal fingerprints enqueue the same work. A value that cannot be compared as
 /// bytes (not trivially copyable) or too many of them make the fingerprint invalid: such
-/// calls are captured every time, never replayed blindly.
+/// calls run eagerly, never replayed blindly.
 class call_fingerprint {
  public:
   template <class X>
