@@ -29,6 +29,12 @@
 //                (the pool orders it after F's free by a dependency of its own, as the
 //                library's pools do when slots share a device)
 //   free_elsewhere_eager      the same, plain kernels on L instead of the graph (a control)
+//   free_elsewhere_copied the same as free_elsewhere, but X is written as a cross-group dot writes
+//                its temporary: by a device-to-device copy on W from buffer S, which comes from a
+//                second pool and is allocated, uploaded and (after W's copy) freed on a fourth
+//                stream, as the other group's vector is
+// In every free_elsewhere case the values change from round to round, so that a read of X
+// before its write, or of memory left by an earlier round, gives a wrong sum.
 // Under `compute-sanitizer --tool initcheck build-gpu/graph_sanitizer_probe CASE`, a report or
 // a fault in a case whose sum checks out, when the control is clean, is about the tool's view
 // of updated graphs, not a defect of the program.
@@ -70,21 +76,38 @@ int free_elsewhere(const char* which, const std::vector<int>& host, unsigned lon
   const bool graph = std::strcmp(which, "free_elsewhere_eager") != 0;
   const bool on_launch = std::strcmp(which, "free_elsewhere_on_launch") == 0;
   const bool cross = std::strcmp(which, "free_elsewhere_cross") == 0;
-  cudaMemPool_t pool = make_keeping_pool();
-  cudaStream_t launch_stream, worker, freer, capture_origin, capture_side;
-  for (cudaStream_t* s : {&launch_stream, &worker, &freer, &capture_origin, &capture_side})
+  const bool copied = std::strcmp(which, "free_elsewhere_copied") == 0;
+  cudaMemPool_t pool = make_keeping_pool(), other_pool = make_keeping_pool();
+  cudaStream_t launch_stream, worker, freer, other, capture_origin, capture_side;
+  for (cudaStream_t* s : {&launch_stream, &worker, &freer, &other, &capture_origin, &capture_side})
     CHECK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
-  cudaEvent_t fork, join, written, launched;
-  for (cudaEvent_t* e : {&fork, &join, &written, &launched}) CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+  cudaEvent_t fork, join, written, launched, uploaded, copied_out;
+  for (cudaEvent_t* e : {&fork, &join, &written, &launched, &uploaded, &copied_out})
+    CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
   unsigned long long* out = nullptr;
   CHECK(cudaMalloc(&out, sizeof(unsigned long long)));
   cudaGraphExec_t exec = nullptr;
   const int* captured = nullptr;
   int rounds = 200, same = 0, wrong = 0;
+  std::vector<int> values(host.size());
   for (int round = 0; round < rounds; ++round) {
+    for (std::size_t i = 0; i < host.size(); ++i) values[i] = host[i] + round;
+    const unsigned long long expected = want + static_cast<unsigned long long>(round) * host.size();
     int* x = nullptr;
     CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&x), n * sizeof(int), pool, worker));
-    CHECK(cudaMemcpyAsync(x, host.data(), n * sizeof(int), cudaMemcpyHostToDevice, worker));
+    if (copied) {
+      int* source = nullptr;
+      CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&source), n * sizeof(int), other_pool, other));
+      CHECK(cudaMemcpyAsync(source, values.data(), n * sizeof(int), cudaMemcpyHostToDevice, other));
+      CHECK(cudaEventRecord(uploaded, other));
+      CHECK(cudaStreamWaitEvent(worker, uploaded, 0));
+      CHECK(cudaMemcpyAsync(x, source, n * sizeof(int), cudaMemcpyDeviceToDevice, worker));
+      CHECK(cudaEventRecord(copied_out, worker));
+      CHECK(cudaStreamWaitEvent(other, copied_out, 0));
+      CHECK(cudaFreeAsync(source, other));
+    } else {
+      CHECK(cudaMemcpyAsync(x, values.data(), n * sizeof(int), cudaMemcpyHostToDevice, worker));
+    }
     CHECK(cudaEventRecord(written, worker));
     CHECK(cudaStreamWaitEvent(launch_stream, written, 0));
     CHECK(cudaMemsetAsync(out, 0, sizeof(unsigned long long), launch_stream));
@@ -119,7 +142,7 @@ int free_elsewhere(const char* which, const std::vector<int>& host, unsigned lon
     unsigned long long got = 0;
     CHECK(cudaMemcpyAsync(&got, out, sizeof(got), cudaMemcpyDeviceToHost, launch_stream));
     CHECK(cudaStreamSynchronize(launch_stream));
-    wrong += got != want;
+    wrong += got != expected;
   }
   CHECK(cudaDeviceSynchronize());
   std::printf("graph_sanitizer_probe %s: %d rounds, %d replayed at the same address, %d sums wrong: %s\n", which,
@@ -127,6 +150,7 @@ int free_elsewhere(const char* which, const std::vector<int>& host, unsigned lon
   if (exec != nullptr) CHECK(cudaGraphExecDestroy(exec));
   CHECK(cudaFree(out));
   CHECK(cudaMemPoolDestroy(pool));
+  CHECK(cudaMemPoolDestroy(other_pool));
   return wrong == 0 ? 0 : 1;
 }
 
@@ -136,10 +160,12 @@ int main(int argc, char** argv) {
       std::strcmp(which, "set_params") != 0 && std::strcmp(which, "realloc") != 0 &&
       std::strcmp(which, "stream_ordered") != 0 && std::strcmp(which, "stream_ordered_eager") != 0 &&
       std::strcmp(which, "free_elsewhere") != 0 && std::strcmp(which, "free_elsewhere_on_launch") != 0 &&
-      std::strcmp(which, "free_elsewhere_eager") != 0 && std::strcmp(which, "free_elsewhere_cross") != 0) {
+      std::strcmp(which, "free_elsewhere_eager") != 0 && std::strcmp(which, "free_elsewhere_cross") != 0 &&
+      std::strcmp(which, "free_elsewhere_copied") != 0) {
     std::fprintf(stderr,
                  "usage: %s capture | exec_update | set_params | realloc | stream_ordered | stream_ordered_eager |"
-                 " free_elsewhere | free_elsewhere_on_launch | free_elsewhere_eager | free_elsewhere_cross\n",
+                  " free_elsewhere | free_elsewhere_on_launch | free_elsewhere_eager | free_elsewhere_cross |"
+                 " free_elsewhere_copied\n",
                  argv[0]);
     return 2;
   }
