@@ -119,6 +119,51 @@ TYPED_TEST(Reduce, TransformReduceDotAndCount) {
     }
 }
 
+/// Piece sizes around the one-launch reduction's rounds and limit (detail/small_reduce.hpp)
+/// for partials of type P: where threads without an element, the end of the first round, the
+/// last round's guard and the switch to CUB's reduction meet.
+template <class P>
+std::vector<std::size_t> around_the_small_reduce_limit() {
+  using shape = mg::detail::small_reduce_shape<P>;
+  const std::size_t threads = shape::threads, round = threads * shape::items;
+  if (shape::limit == 0) return {1, threads + 1};
+  if (tiny_run()) return {threads + 1, shape::limit};  // racecheck
+  return {1, threads - 1, threads, threads + 1, threads + round, threads + round + 1, shape::limit - 1, shape::limit,
+          shape::limit + 1};
+}
+
+TYPED_TEST(Reduce, PiecesAroundTheOneLaunchLimitMatchTheReference) {
+  using T = TypeParam;
+  using traits = mg::detail::partial_traits<T, cuda::std::plus<>>;
+  using shape = mg::detail::small_reduce_shape<typename traits::partial>;
+  for (const auto* group : {&shapes()[0].group, &shapes()[1].group})
+    for (std::size_t per_piece : around_the_small_reduce_limit<typename traits::partial>()) {
+      const std::size_t n = per_piece * group->size();
+      SCOPED_TRACE(testing::Message() << group->size() << " slot(s), n=" << n);
+      auto a = random_vector<T>(n), b = random_vector<T>(n);
+      mg::distributed_vector<T> da(a, *group), db(b, *group);
+      const T init = random_value<T>();
+      auto [want, scale] = reference_sum(a, init);
+      const std::uint64_t before = mg::diagnostics::count(mg::diagnostics::path::one_launch_reduce);
+      EXPECT_TRUE(near(mg::reduce(da, init), want, tolerance<T>(n, scale)));
+      // One launch per piece exactly when the operator is known commutative and the piece is
+      // within the limit; CUB's two launches (or the order-keeping kernel) otherwise.
+      const bool one_launch = traits::commutative && shape::limit > 0 && per_piece <= shape::limit;
+      EXPECT_EQ(mg::diagnostics::count(mg::diagnostics::path::one_launch_reduce) - before,
+                one_launch ? group->size() : 0);
+      std::vector<T> squares(n), products(n);
+      std::transform(a.begin(), a.end(), squares.begin(), square<T>{});
+      std::transform(a.begin(), a.end(), b.begin(), products.begin(), [](const T& x, const T& y) { return x * y; });
+      auto [want_sq, scale_sq] = reference_sum(squares, T{});
+      auto [want_dot, scale_dot] = reference_sum(products, T{});
+      EXPECT_TRUE(near(mg::transform_reduce(da, T{}, cuda::std::plus<>{}, square<T>{}), want_sq, tolerance<T>(n, scale_sq)));
+      EXPECT_TRUE(near(mg::dot(da, db), want_dot, tolerance<T>(n, scale_dot)));
+      if constexpr (!std::is_same_v<T, vec3>)
+        EXPECT_EQ(mg::count_if(da, positive<T>{}),
+                  static_cast<std::size_t>(std::count_if(a.begin(), a.end(), positive<T>{})));
+    }
+}
+
 // New data for every pair of shapes: the pools hand the same addresses back each time, so
 // with the same data a read of an operand before its upload, or of a freed temporary, would
 // still find the right values.

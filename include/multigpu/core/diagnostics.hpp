@@ -17,8 +17,9 @@ enum class path : unsigned {
   staged_host_upload,    ///< a host-to-devices copy of pageable memory through the staging workers
   staged_host_download,  ///< a devices-to-host copy into pageable memory through the staging workers
   overlap_staged_copy,   ///< a copy within one vector whose ranges overlap, made through a temporary
+  one_launch_reduce,     ///< a small piece of a commutative reduction reduced by one block in one launch
 };
-inline constexpr std::size_t path_count = 6;
+inline constexpr std::size_t path_count = 7;
 
 namespace detail {
 inline std::atomic<std::uint64_t> counters[path_count]{};

@@ -1,12 +1,14 @@
 #pragma once
 // The local step of a reduction: one piece reduced on its own device into a partial, through
-// CUB's reduction when the operator is commutative and the order-keeping kernel otherwise.
-// Temporary storage comes from the slot's persistent scratch.
+// CUB's reduction when the operator is commutative (one launch of our own for a small piece,
+// detail/small_reduce.hpp) and the order-keeping kernel otherwise. Temporary storage comes
+// from the slot's persistent scratch.
 
 #include <multigpu/algorithm/detail/cub_call.hpp>
 #include <multigpu/algorithm/detail/ordered_reduce.hpp>
 #include <multigpu/algorithm/detail/partials.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
+#include <multigpu/algorithm/detail/small_reduce.hpp>
 
 #include <cub/device/device_reduce.cuh>
 
@@ -15,10 +17,17 @@
 namespace multigpu::detail {
 
 /// *out = start op transform(in[0]) op ... op transform(in[n-1]) for one piece, on its stream:
-/// CUB's reduction when the operator is commutative, the order-keeping kernel otherwise.
+/// CUB's reduction when the operator is commutative (one block of our own when the piece is
+/// small), the order-keeping kernel otherwise.
 template <class Traits, class Input, class Transform, class POp, class P>
 void reduce_one_piece(const piece_context& ctx, Input in, Transform transform, POp op, P start, P* out) {
   if constexpr (Traits::commutative) {
+    if constexpr (small_reduce_shape<P>::limit > 0) {
+      if (ctx.count <= small_reduce_shape<P>::limit) {
+        small_reduce(in, ctx.count, transform, op, start, out, ctx.stream);
+        return;
+      }
+    }
     if constexpr (std::is_same_v<Transform, identity_transform>) {
       cub_call(*ctx.scratch, ctx.stream, "cub::DeviceReduce::Reduce", ctx.count, [&](void* temp, std::size_t& bytes) {
         return with_count(ctx.count, [&](auto n) {

@@ -1,0 +1,73 @@
+#pragma once
+// A reduction of one small piece in one launch, for operators known or declared commutative.
+// CUB's device reduction is two launches above one tile of its own (about 4096 floats): a
+// grid of partial reductions, then a single block that folds them. A piece of up to
+// small_reduce_shape<P>::limit elements is reduced here by one block instead. Each thread
+// folds a strided subsequence with `items` loads in flight per round, and cub::BlockReduce
+// combines the threads. The order of combination differs from CUB's, which a commutative
+// operator allows. This is what takes the second launch off the local step of reduce,
+// transform_reduce, dot, count and the scans' first round when pieces are small.
+
+#include <multigpu/algorithm/detail/cub_call.hpp>
+#include <multigpu/core/diagnostics.hpp>
+
+#include <cub/block/block_reduce.cuh>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace multigpu::detail {
+
+/// The block shape of small_reduce for partials of type P: 512 threads, and as many loads in
+/// flight per thread and round as keep the registers within 128 a thread (16 for 4-byte
+/// partials, 8 for 8-byte, 4 above).
+template <class P>
+struct small_reduce_shape {
+  static constexpr int threads = 512;
+  static constexpr int items = sizeof(P) <= 4 ? 16 : sizeof(P) <= 8 ? 8 : 4;
+  /// Pieces of at most this many elements take the one-launch reduction (two rounds of the
+  /// block: 16384 floats, 8192 doubles); partials over 32 bytes never do.
+  static constexpr std::size_t limit = sizeof(P) <= 32 ? 2 * static_cast<std::size_t>(threads) * items : 0;
+};
+
+/// *out = start op transform(in[0]) op ... op transform(in[n-1]) in some order, n <= limit,
+/// op commutative. Thread t folds elements t, t + threads, t + 2 threads, ...; a thread with
+/// no element (n < threads) starts from in[0] and is left out of the block's reduction, so
+/// that no value is ever read uninitialised.
+template <class Shape, class Input, class Transform, class P, class POp>
+__global__ void __launch_bounds__(Shape::threads)
+    small_reduce_kernel(Input in, std::uint32_t n, Transform transform, POp op, P start, P* out) {
+  using block_reduce = cub::BlockReduce<P, Shape::threads>;
+  __shared__ typename block_reduce::TempStorage shared;
+  const auto t = static_cast<std::uint32_t>(threadIdx.x);
+  if (n == 0) {
+    if (t == 0) *out = start;
+    return;
+  }
+  P total = P(transform(in[t < n ? t : 0]));
+  constexpr auto threads = static_cast<std::uint32_t>(Shape::threads);
+  for (std::uint32_t base = threads; base < n; base += threads * Shape::items) {
+#pragma unroll
+    for (int j = 0; j < Shape::items; ++j) {
+      const std::uint32_t i = base + static_cast<std::uint32_t>(j) * threads + t;
+      if (i < n) total = op(total, P(transform(in[i])));
+    }
+  }
+  const int valid = n < threads ? static_cast<int>(n) : Shape::threads;
+  const P aggregate = block_reduce(shared).Reduce(total, op, valid);
+  if (t == 0) *out = op(start, aggregate);
+}
+
+/// Reduces n (n <= small_reduce_shape<P>::limit) elements into *out on `stream` in one launch:
+/// see small_reduce_kernel.
+template <class Input, class Transform, class P, class POp>
+void small_reduce(Input in, std::size_t n, Transform transform, POp op, P start, P* out, cudaStream_t stream) {
+  using shape = small_reduce_shape<P>;
+  diagnostics::note(diagnostics::path::one_launch_reduce);
+  small_reduce_kernel<shape><<<1, shape::threads, 0, stream>>>(in, static_cast<std::uint32_t>(n), transform, op,
+                                                                 start, out);
+  check_launch("small reduce");
+  schedule_note_work(stream, "small reduce");
+}
+
+}  // namespace multigpu::detail
