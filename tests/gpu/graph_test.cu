@@ -178,8 +178,11 @@ TEST(GraphReplay, CallsWhoseValuesDoNotFitTheFingerprintRunEagerly) {
 
 TEST(GraphReplay, ScratchGrowthRecapturesInsteadOfReplaying) {
   const mg::device_group g({0, 0}, {.dispatch = mg::dispatch_policy::graph});
-  mg::distributed_vector<double> small(1000, 0.5, g);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(mg::reduce(small), 500.0);
+  // 20000 doubles a slot: above the one-launch reduction's limit, so that the small graph's
+  // CUB reduction names temporary storage in the scratch.
+  static_assert(20000 > mg::detail::small_reduce_shape<double>::limit);
+  mg::distributed_vector<double> small(40000, 0.5, g);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(mg::reduce(small), 20000.0);
   const auto before = stats(g);
   {
     // Far more temporary storage: the scratch grows (the first call runs eagerly).
@@ -188,9 +191,9 @@ TEST(GraphReplay, ScratchGrowthRecapturesInsteadOfReplaying) {
     EXPECT_GT(stats(g).eager, before.eager);
   }
   const auto middle = stats(g);
-  EXPECT_EQ(mg::reduce(small), 500.0);
+  EXPECT_EQ(mg::reduce(small), 20000.0);
   EXPECT_GT(stats(g).captures, middle.captures) << "the small graph names memory from before the scratch grew";
-  EXPECT_EQ(mg::reduce(small), 500.0);
+  EXPECT_EQ(mg::reduce(small), 20000.0);
   EXPECT_GT(stats(g).replays, middle.replays);
 }
 

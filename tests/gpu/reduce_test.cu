@@ -119,38 +119,58 @@ TYPED_TEST(Reduce, TransformReduceDotAndCount) {
     }
 }
 
-/// Piece sizes around the one-launch reduction's rounds and limit (detail/small_reduce.hpp)
-/// for partials of type P: where threads without an element, the end of the first round, the
-/// last round's guard and the switch to CUB's reduction meet.
-template <class P>
+/// The one-launch reduction's shape for a reduction of T by `Op` (detail/small_reduce.hpp):
+/// its limit is counted in elements of the type it accumulates in.
+template <class T, class Op>
+using small_reduce_shape_for = mg::detail::small_reduce_shape<mg::detail::small_reduce_accum_t<
+    const T*, mg::detail::identity_transform, typename mg::detail::partial_traits<T, Op>::partial_op,
+    typename mg::detail::partial_traits<T, Op>::partial>>;
+
+/// Piece sizes around the one-launch reduction's rounds and limit for `Shape`: where threads
+/// without an element, the end of the first round, the last round's guard and the switch to
+/// CUB's reduction meet.
+template <class Shape>
 std::vector<std::size_t> around_the_small_reduce_limit() {
-  using shape = mg::detail::small_reduce_shape<P>;
-  const std::size_t threads = shape::threads, round = threads * shape::items;
-  if (shape::limit == 0) return {1, threads + 1};
-  if (tiny_run()) return {threads + 1, shape::limit};  // racecheck
-  return {1, threads - 1, threads, threads + 1, threads + round, threads + round + 1, shape::limit - 1, shape::limit,
-          shape::limit + 1};
+  const std::size_t threads = Shape::threads, round = threads * Shape::items;
+  if (Shape::limit == 0) return {1, threads + 1};
+  if (tiny_run()) return {threads + 1, Shape::limit};  // racecheck
+  return {1, threads - 1, threads, threads + 1, threads + round, threads + round + 1, Shape::limit - 1, Shape::limit,
+          Shape::limit + 1};
+}
+
+/// Runs `call` and returns how many pieces took the one-launch reduction meanwhile.
+template <class Call>
+std::uint64_t one_launch_pieces(Call&& call) {
+  const std::uint64_t before = mg::diagnostics::count(mg::diagnostics::path::one_launch_reduce);
+  call();
+  return mg::diagnostics::count(mg::diagnostics::path::one_launch_reduce) - before;
 }
 
 TYPED_TEST(Reduce, PiecesAroundTheOneLaunchLimitMatchTheReference) {
   using T = TypeParam;
   using traits = mg::detail::partial_traits<T, cuda::std::plus<>>;
-  using shape = mg::detail::small_reduce_shape<typename traits::partial>;
+  using shape = small_reduce_shape_for<T, cuda::std::plus<>>;
   for (const auto* group : {&shapes()[0].group, &shapes()[1].group})
-    for (std::size_t per_piece : around_the_small_reduce_limit<typename traits::partial>()) {
+    for (std::size_t per_piece : around_the_small_reduce_limit<shape>()) {
       const std::size_t n = per_piece * group->size();
       SCOPED_TRACE(testing::Message() << group->size() << " slot(s), n=" << n);
       auto a = random_vector<T>(n), b = random_vector<T>(n);
       mg::distributed_vector<T> da(a, *group), db(b, *group);
       const T init = random_value<T>();
       auto [want, scale] = reference_sum(a, init);
-      const std::uint64_t before = mg::diagnostics::count(mg::diagnostics::path::one_launch_reduce);
-      EXPECT_TRUE(near(mg::reduce(da, init), want, tolerance<T>(n, scale)));
       // One launch per piece exactly when the operator is known commutative and the piece is
       // within the limit; CUB's two launches (or the order-keeping kernel) otherwise.
       const bool one_launch = traits::commutative && shape::limit > 0 && per_piece <= shape::limit;
-      EXPECT_EQ(mg::diagnostics::count(mg::diagnostics::path::one_launch_reduce) - before,
+      EXPECT_EQ(one_launch_pieces([&] { EXPECT_TRUE(near(mg::reduce(da, init), want, tolerance<T>(n, scale))); }),
                 one_launch ? group->size() : 0);
+      if constexpr (std::is_same_v<T, vec3>) {
+        // A partial of 32 bytes (maybe<vec3>): an operator declared commutative.
+        using declared = small_reduce_shape_for<vec3, mg::detail::commutative_op<vec3_plus>>;
+        EXPECT_EQ(one_launch_pieces([&] {
+                    EXPECT_TRUE(near(mg::reduce(da, init, mg::commutative(vec3_plus{})), want, tolerance<T>(n, scale)));
+                  }),
+                  per_piece <= declared::limit ? group->size() : 0);
+      }
       std::vector<T> squares(n), products(n);
       std::transform(a.begin(), a.end(), squares.begin(), square<T>{});
       std::transform(a.begin(), a.end(), b.begin(), products.begin(), [](const T& x, const T& y) { return x * y; });
@@ -162,6 +182,24 @@ TYPED_TEST(Reduce, PiecesAroundTheOneLaunchLimitMatchTheReference) {
         EXPECT_EQ(mg::count_if(da, positive<T>{}),
                   static_cast<std::size_t>(std::count_if(a.begin(), a.end(), positive<T>{})));
     }
+}
+
+struct half_of {
+  __host__ __device__ float operator()(float x) const { return x * 0.5f; }
+};
+
+// transform_reduce(floats, 0, plus, x / 2): CUB accumulates a piece in float (what int + float
+// gives) and converts the piece's sum to the int of the result. The one-launch reduction must
+// do the same, or a piece's result would depend on which of the two ran: halves of ones summed
+// in int are all 0.
+TEST(ReduceTypes, SmallPiecesAccumulateInTheTypeCubWould) {
+  const auto& g = shapes()[1].group;
+  using shape = mg::detail::small_reduce_shape<float>;
+  for (std::size_t per_piece : {std::size_t{1001}, shape::limit, shape::limit + 1}) {
+    mg::distributed_vector<float> v(per_piece * g.size(), 1.0f, g);
+    const int want = static_cast<int>(g.size() * (per_piece / 2));  // each piece's 0.5 * count, truncated
+    EXPECT_EQ(mg::transform_reduce(v, 0, cuda::std::plus<>{}, half_of{}), want) << per_piece << " a piece";
+  }
 }
 
 // New data for every pair of shapes: the pools hand the same addresses back each time, so

@@ -22,8 +22,9 @@ namespace multigpu::detail {
 template <class Traits, class Input, class Transform, class POp, class P>
 void reduce_one_piece(const piece_context& ctx, Input in, Transform transform, POp op, P start, P* out) {
   if constexpr (Traits::commutative) {
-    if constexpr (small_reduce_shape<P>::limit > 0) {
-      if (ctx.count <= small_reduce_shape<P>::limit) {
+    using shape = small_reduce_shape<small_reduce_accum_t<Input, Transform, POp, P>>;
+    if constexpr (shape::limit > 0) {
+      if (ctx.count <= shape::limit) {
         small_reduce(in, ctx.count, transform, op, start, out, ctx.stream);
         return;
       }

@@ -4,68 +4,82 @@
 // grid of partial reductions, then a single block that folds them. A piece of up to
 // small_reduce_shape<P>::limit elements is reduced here by one block instead. Each thread
 // folds a strided subsequence with `items` loads in flight per round, and cub::BlockReduce
-// combines the threads. The order of combination differs from CUB's, which a commutative
-// operator allows. This is what takes the second launch off the local step of reduce,
-// transform_reduce, dot, count and the scans' first round when pieces are small.
+// combines the threads. It accumulates in the type CUB's reduction would (so that a piece's
+// result does not depend on which of the two ran), and the order of combination differs from
+// CUB's, which a commutative operator allows. This is what takes the second launch off the
+// local step of reduce, transform_reduce, dot, count, min/max_element and the scans' first
+// round when pieces are small.
 
 #include <multigpu/algorithm/detail/cub_call.hpp>
 #include <multigpu/core/diagnostics.hpp>
 
 #include <cub/block/block_reduce.cuh>
+#include <cub/detail/type_traits.cuh>
+#include <cub/util_type.cuh>
+#include <cuda/std/functional>
 
 #include <cstddef>
 #include <cstdint>
 
 namespace multigpu::detail {
 
-/// The block shape of small_reduce for partials of type P: 512 threads, and as many loads in
-/// flight per thread and round as keep the registers within 128 a thread (16 for 4-byte
-/// partials, 8 for 8-byte, 4 above).
-template <class P>
+/// The type CUB's reduction accumulates in (cub/device/dispatch/dispatch_reduce.cuh): what the
+/// operator returns for the initial value and a transformed item, decayed. For
+/// transform_reduce(floats, 0, plus, x / 2) that is float, not the int of the result.
+template <class Input, class Transform, class POp, class P>
+using small_reduce_accum_t =
+    ::cuda::std::__accumulator_t<POp, cub::detail::invoke_result_t<Transform, cub::detail::it_value_t<Input>>, P>;
+
+/// The block shape of small_reduce for an accumulator of type A: 512 threads, and as many
+/// loads in flight per thread and round as keep the registers within 128 a thread (16 for
+/// 4-byte accumulators, 8 for 8-byte, 4 above).
+template <class A>
 struct small_reduce_shape {
   static constexpr int threads = 512;
-  static constexpr int items = sizeof(P) <= 4 ? 16 : sizeof(P) <= 8 ? 8 : 4;
-  /// Pieces of at most this many elements take the one-launch reduction (two rounds of the
-  /// block: 16384 floats, 8192 doubles); partials over 32 bytes never do.
-  static constexpr std::size_t limit = sizeof(P) <= 32 ? 2 * static_cast<std::size_t>(threads) * items : 0;
+  static constexpr int items = sizeof(A) <= 4 ? 16 : sizeof(A) <= 8 ? 8 : 4;
+  /// Pieces of at most this many elements take the one-launch reduction (the block's first
+  /// load and up to two unrolled rounds: 16384 for a 4-byte accumulator, 8192 for 8 bytes,
+  /// 4096 up to 32); accumulators over 32 bytes never do.
+  static constexpr std::size_t limit = sizeof(A) <= 32 ? 2 * static_cast<std::size_t>(threads) * items : 0;
 };
 
-/// *out = start op transform(in[0]) op ... op transform(in[n-1]) in some order, n <= limit,
-/// op commutative. Thread t folds elements t, t + threads, t + 2 threads, ...; a thread with
-/// no element (n < threads) starts from in[0] and is left out of the block's reduction, so
-/// that no value is ever read uninitialised.
-template <class Shape, class Input, class Transform, class P, class POp>
+/// *out = start op transform(in[0]) op ... op transform(in[n-1]) in some order, accumulated in
+/// A, n <= limit, op commutative. Thread t folds elements t, t + threads, t + 2 threads, ...;
+/// a thread with no element (n < threads) starts from in[0] and is left out of the block's
+/// reduction, so that no value is ever read uninitialised.
+template <class Shape, class A, class Input, class Transform, class P, class POp>
 __global__ void __launch_bounds__(Shape::threads)
     small_reduce_kernel(Input in, std::uint32_t n, Transform transform, POp op, P start, P* out) {
-  using block_reduce = cub::BlockReduce<P, Shape::threads>;
+  using block_reduce = cub::BlockReduce<A, Shape::threads>;
   __shared__ typename block_reduce::TempStorage shared;
   const auto t = static_cast<std::uint32_t>(threadIdx.x);
   if (n == 0) {
     if (t == 0) *out = start;
     return;
   }
-  P total = P(transform(in[t < n ? t : 0]));
+  A total = static_cast<A>(transform(in[t < n ? t : 0]));
   constexpr auto threads = static_cast<std::uint32_t>(Shape::threads);
   for (std::uint32_t base = threads; base < n; base += threads * Shape::items) {
 #pragma unroll
     for (int j = 0; j < Shape::items; ++j) {
       const std::uint32_t i = base + static_cast<std::uint32_t>(j) * threads + t;
-      if (i < n) total = op(total, P(transform(in[i])));
+      if (i < n) total = static_cast<A>(op(total, static_cast<A>(transform(in[i]))));
     }
   }
   const int valid = n < threads ? static_cast<int>(n) : Shape::threads;
-  const P aggregate = block_reduce(shared).Reduce(total, op, valid);
-  if (t == 0) *out = op(start, aggregate);
+  const A aggregate = block_reduce(shared).Reduce(total, op, valid);
+  if (t == 0) *out = static_cast<P>(op(start, aggregate));
 }
 
-/// Reduces n (n <= small_reduce_shape<P>::limit) elements into *out on `stream` in one launch:
-/// see small_reduce_kernel.
+/// Reduces n (n <= small_reduce_shape<small_reduce_accum_t<...>>::limit) elements into *out on
+/// `stream` in one launch: see small_reduce_kernel.
 template <class Input, class Transform, class P, class POp>
 void small_reduce(Input in, std::size_t n, Transform transform, POp op, P start, P* out, cudaStream_t stream) {
-  using shape = small_reduce_shape<P>;
+  using accum = small_reduce_accum_t<Input, Transform, POp, P>;
+  using shape = small_reduce_shape<accum>;
   diagnostics::note(diagnostics::path::one_launch_reduce);
-  small_reduce_kernel<shape><<<1, shape::threads, 0, stream>>>(in, static_cast<std::uint32_t>(n), transform, op,
-                                                                 start, out);
+  small_reduce_kernel<shape, accum><<<1, shape::threads, 0, stream>>>(in, static_cast<std::uint32_t>(n), transform,
+                                                                        op, start, out);
   check_launch("small reduce");
   schedule_note_work(stream, "small reduce");
 }
