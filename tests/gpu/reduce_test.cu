@@ -50,6 +50,26 @@ struct square {
   __host__ __device__ T operator()(const T& x) const { return x * x; }
 };
 
+/// transform_reduce (unary and binary), dot and count_if of da and db (holding a and b)
+/// against the host.
+template <class T>
+void expect_transform_reductions_to_match(const std::vector<T>& a, const std::vector<T>& b,
+                                          const mg::distributed_vector<T>& da, const mg::distributed_vector<T>& db) {
+  const std::size_t n = a.size();
+  std::vector<T> squares(n), products(n);
+  std::transform(a.begin(), a.end(), squares.begin(), square<T>{});
+  std::transform(a.begin(), a.end(), b.begin(), products.begin(), [](const T& x, const T& y) { return x * y; });
+  auto [want_sq, scale_sq] = reference_sum(squares, T{});
+  auto [want_dot, scale_dot] = reference_sum(products, T{});
+  EXPECT_TRUE(near(mg::transform_reduce(da, T{}, cuda::std::plus<>{}, square<T>{}), want_sq, tolerance<T>(n, scale_sq)));
+  EXPECT_TRUE(near(mg::dot(da, db), want_dot, tolerance<T>(n, scale_dot)));
+  EXPECT_TRUE(near(mg::transform_reduce(da, db, T{}, cuda::std::plus<>{}, cuda::std::multiplies<>{}), want_dot,
+                   tolerance<T>(n, scale_dot)));
+  if constexpr (!std::is_same_v<T, vec3>)
+    EXPECT_EQ(mg::count_if(da, positive<T>{}),
+              static_cast<std::size_t>(std::count_if(a.begin(), a.end(), positive<T>{})));
+}
+
 TYPED_TEST(Reduce, SumsMatchTheReference) {
   using T = TypeParam;
   for (const auto& s : shapes())
@@ -97,19 +117,7 @@ TYPED_TEST(Reduce, TransformReduceDotAndCount) {
       SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
       auto a = random_vector<T>(n), b = random_vector<T>(n);
       mg::distributed_vector<T> da(a, s.group), db(b, s.group);
-      std::vector<T> squares(n), products(n);
-      std::transform(a.begin(), a.end(), squares.begin(), square<T>{});
-      std::transform(a.begin(), a.end(), b.begin(), products.begin(), [](const T& x, const T& y) { return x * y; });
-      auto [want_sq, scale_sq] = reference_sum(squares, T{});
-      auto [want_dot, scale_dot] = reference_sum(products, T{});
-      EXPECT_TRUE(near(mg::transform_reduce(da, T{}, cuda::std::plus<>{}, square<T>{}), want_sq, tolerance<T>(n, scale_sq)));
-      EXPECT_TRUE(near(mg::dot(da, db), want_dot, tolerance<T>(n, scale_dot)));
-      EXPECT_TRUE(near(mg::transform_reduce(da, db, T{}, cuda::std::plus<>{}, cuda::std::multiplies<>{}), want_dot,
-                       tolerance<T>(n, scale_dot)));
-      if constexpr (!std::is_same_v<T, vec3>) {
-        EXPECT_EQ(mg::count_if(da, positive<T>{}),
-                  static_cast<std::size_t>(std::count_if(a.begin(), a.end(), positive<T>{})));
-      }
+      expect_transform_reductions_to_match(a, b, da, db);
       const T probe = n > 0 ? a[n / 2] : T{};
       if (n > 3) {
         da[1] = probe;
@@ -171,16 +179,7 @@ TYPED_TEST(Reduce, PiecesAroundTheOneLaunchLimitMatchTheReference) {
                   }),
                   per_piece <= declared::limit ? group->size() : 0);
       }
-      std::vector<T> squares(n), products(n);
-      std::transform(a.begin(), a.end(), squares.begin(), square<T>{});
-      std::transform(a.begin(), a.end(), b.begin(), products.begin(), [](const T& x, const T& y) { return x * y; });
-      auto [want_sq, scale_sq] = reference_sum(squares, T{});
-      auto [want_dot, scale_dot] = reference_sum(products, T{});
-      EXPECT_TRUE(near(mg::transform_reduce(da, T{}, cuda::std::plus<>{}, square<T>{}), want_sq, tolerance<T>(n, scale_sq)));
-      EXPECT_TRUE(near(mg::dot(da, db), want_dot, tolerance<T>(n, scale_dot)));
-      if constexpr (!std::is_same_v<T, vec3>)
-        EXPECT_EQ(mg::count_if(da, positive<T>{}),
-                  static_cast<std::size_t>(std::count_if(a.begin(), a.end(), positive<T>{})));
+      expect_transform_reductions_to_match(a, b, da, db);
     }
 }
 
