@@ -134,8 +134,6 @@ TEST(GraphReplay, PendingResultsOfReplayedGraphsStayApart) {
   }
 }
 
-/// A capture that would have to grow the scratch runs eagerly instead; a graph captured
-/// before the scratch moved is captured again rather than replayed onto freed memory.
 /// 1 KiB elements: a reduction's init alone fills the call's fingerprint.
 struct wide {
   double x[128];
@@ -176,6 +174,8 @@ TEST(GraphReplay, CallsWhoseValuesDoNotFitTheFingerprintRunEagerly) {
   }
 }
 
+/// A capture that would have to grow the scratch runs eagerly instead; a graph captured
+/// before the scratch moved is captured again rather than replayed onto freed memory.
 TEST(GraphReplay, ScratchGrowthRecapturesInsteadOfReplaying) {
   const mg::device_group g({0, 0}, {.dispatch = mg::dispatch_policy::graph});
   // 20000 doubles a slot: above the one-launch reduction's limit, so that the small graph's

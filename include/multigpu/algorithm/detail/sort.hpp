@@ -627,8 +627,7 @@ bool is_sorted_impl(const distributed_vector<T>& v, const Comp& comp) {
                                                                                                     comp, out);
               check_launch("is_sorted");
             }
-          },
-          &identity)
+          })
           .get();
   return whole.sorted != 0;
 }
@@ -641,14 +640,13 @@ std::size_t bound_impl(const distributed_vector<T>& v, const T& value, const Com
   // Each segment's bound is a partial of reduce_pieces, added up on the device: the searches
   // run at once and the host waits once.
   range_ref<T> range(v, 0, v.size());
-  const std::size_t zero = 0;
-  return reduce_pieces<std::size_t, std::size_t>(
-             range, cuda::std::plus<>{}, zero,
-             [&](const piece_context& ctx, std::size_t* out, bool) {
-               bound_in_run<<<1, 1, 0, ctx.stream>>>(range.data(ctx.index), ctx.count, value, comp, upper, out);
-               check_launch(upper ? "upper_bound" : "lower_bound");
-             },
-             &zero)
+  return reduce_pieces<std::size_t, std::size_t>(range, cuda::std::plus<>{}, std::size_t{0},
+                                                 [&](const piece_context& ctx, std::size_t* out, bool) {
+                                                   bound_in_run<<<1, 1, 0, ctx.stream>>>(range.data(ctx.index),
+                                                                                         ctx.count, value, comp, upper,
+                                                                                         out);
+                                                   check_launch(upper ? "upper_bound" : "lower_bound");
+                                                 })
       .get();
 }
 
