@@ -185,9 +185,17 @@ TEST(GraphReplay, ScratchGrowthRecapturesInsteadOfReplaying) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(mg::reduce(small), 20000.0);
   const auto before = stats(g);
   {
-    // Far more temporary storage: the scratch grows (the first call runs eagerly).
-    mg::distributed_vector<double> large(std::size_t{1} << 24, 1.0, g);
-    for (int i = 0; i < 3; ++i) EXPECT_EQ(mg::reduce(large), static_cast<double>(std::size_t{1} << 24));
+    // A multi-tile CUB reduction's temporary storage does not depend on its size, but a
+    // scan's grows with its tiles: 2^25 doubles a slot need far more than the reduction, so
+    // the scratch grows (the first call runs eagerly).
+    const std::size_t n = std::size_t{1} << 26;
+    mg::distributed_vector<double> large(n, 1.0, g);
+    for (int i = 0; i < 3; ++i) {
+      mg::fill(large, 1.0);
+      mg::inclusive_scan(large, large);
+      EXPECT_EQ(large[n / 2], static_cast<double>(n / 2 + 1)) << "call " << i;
+      EXPECT_EQ(large[n - 1], static_cast<double>(n)) << "call " << i;
+    }
     EXPECT_GT(stats(g).eager, before.eager);
   }
   const auto middle = stats(g);
