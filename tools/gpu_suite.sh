@@ -2,7 +2,7 @@
 # Builds on the GPU machine and runs what is asked, leaving logs in $OUT (device runs only).
 # Usage: tools/gpu_suite.sh [targets...] -- [steps...]
 #   targets: CMake targets to build (default: all)
-#   steps:   ctest | ctest:<regex> | mpi | memcheck:<binary>[:<gtest filter>] | bench:<binary>[:<filter>] | demo
+#   steps:   ctest | ctest:<regex> | label:<ctest label> | mpi | memcheck:<binary>[:<gtest filter>] | bench:<binary>[:<filter>] | demo
 #            | sanitize:<tool>[:<binaries, comma separated>]  (every gpu_*_tests, 6 at a time, small sizes)
 #            | nosync:<cases>  (the no-sync differential test's long mode)
 #            | mpibench:<ranks>  (bench_comm under mpirun, every rank on the visible GPUs)
@@ -36,6 +36,8 @@ for step in "$@"; do
     ctest) ctest --test-dir build-gpu --output-on-failure > "$out/ctest.log" 2>&1; r=$?
            grep -E "tests passed|Total Test time|\*\*\*|Failed|Skipped|Not Run" "$out/ctest.log" | tail -30 ;;
     ctest:*) ctest --test-dir build-gpu --output-on-failure -R "${step#ctest:}" > "$out/ctest_r.log" 2>&1; r=$?
+           grep -E "tests passed|Total Test time|\*\*\*|Failed|FAILED|Failure|Expected|Which is|Value of" "$out/ctest_r.log" | tail -60 ;;
+    label:*) ctest --test-dir build-gpu --output-on-failure -L "${step#label:}" > "$out/ctest_r.log" 2>&1; r=$?
            grep -E "tests passed|Total Test time|\*\*\*|Failed|FAILED|Failure|Expected|Which is|Value of" "$out/ctest_r.log" | tail -60 ;;
     mpi) ctest --test-dir build-gpu --output-on-failure -L mpi > "$out/mpi.log" 2>&1; r=$?
            grep -E "tests passed|Total Test time|\*\*\*|Failed|FAILED|Failure" "$out/mpi.log" | tail -30 ;;
