@@ -14,21 +14,22 @@
 #include <multigpu/core/diagnostics.hpp>
 
 #include <cub/block/block_reduce.cuh>
-#include <cub/detail/type_traits.cuh>
-#include <cub/util_type.cuh>
 #include <cuda/std/functional>
+#include <cuda/std/iterator>
+#include <cuda/std/type_traits>
 
 #include <cstddef>
 #include <cstdint>
 
 namespace multigpu::detail {
 
-/// The type CUB's reduction accumulates in (cub/device/dispatch/dispatch_reduce.cuh): what the
-/// operator returns for the initial value and a transformed item, decayed. For
-/// transform_reduce(floats, 0, plus, x / 2) that is float, not the int of the result.
+/// The type CUB's reduction accumulates in (cub/device/dispatch/dispatch_reduce.cuh, after
+/// P2322R6): what the operator returns for the initial value and a transformed item, decayed.
+/// For transform_reduce(floats, 0, plus, x / 2) that is float, not the int of the result.
+/// Written with public traits, so that it does not lean on CCCL's internal names.
 template <class Input, class Transform, class POp, class P>
-using small_reduce_accum_t =
-    ::cuda::std::__accumulator_t<POp, cub::detail::invoke_result_t<Transform, cub::detail::it_value_t<Input>>, P>;
+using small_reduce_accum_t = ::cuda::std::decay_t<::cuda::std::invoke_result_t<
+    POp, P, ::cuda::std::invoke_result_t<Transform, typename ::cuda::std::iterator_traits<Input>::value_type>>>;
 
 /// The block shape of small_reduce for an accumulator of type A: 512 threads, and as many
 /// loads in flight per thread and round as keep the registers within 128 a thread (16 for
