@@ -38,10 +38,14 @@ template <class A>
 struct small_reduce_shape {
   static constexpr int threads = 512;
   static constexpr int items = sizeof(A) <= 4 ? 16 : sizeof(A) <= 8 ? 8 : 4;
-  /// Pieces of at most this many elements take the one-launch reduction (the block's first
-  /// load and up to two unrolled rounds: 16384 for a 4-byte accumulator, 8192 for 8 bytes,
-  /// 4096 up to 32); accumulators over 32 bytes never do.
-  static constexpr std::size_t limit = sizeof(A) <= 32 ? 2 * static_cast<std::size_t>(threads) * items : 0;
+  /// Pieces of at most this many elements take the one-launch reduction: 16384 (32 a thread)
+  /// for accumulators of up to 8 bytes, 4096 up to 32 bytes; accumulators over 32 bytes never
+  /// do. The limit counts elements, not accumulator bytes: count_if of floats accumulates in
+  /// size_t, and a piece of 16384 floats is still one block's work (four rounds of 8 loads a
+  /// thread), while CUB's two launches of it cost the host more than the launch they add.
+  static constexpr std::size_t limit = sizeof(A) <= 8    ? static_cast<std::size_t>(threads) * 32
+                                       : sizeof(A) <= 32 ? static_cast<std::size_t>(threads) * 8
+                                                         : 0;
 };
 
 /// *out = start op transform(in[0]) op ... op transform(in[n-1]) in some order, accumulated in
