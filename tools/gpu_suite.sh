@@ -2,12 +2,14 @@
 # Builds on the GPU machine and runs what is asked, leaving logs in $OUT (device runs only).
 # Usage: tools/gpu_suite.sh [targets...] -- [steps...]
 #   targets: CMake targets to build (default: all)
-#   steps:   ctest | ctest:<regex> | label:<ctest label> | mpi | memcheck:<binary>[:<gtest filter>] | bench:<binary>[:<filter>] | demo
+#   steps:   ctest | ctest:<regex> | label:<ctest label> | rest:<ctest label> (those of the label the last
+#            label step did not see pass) | mpi | memcheck:<binary>[:<gtest filter>] | bench:<binary>[:<filter>] | demo
 #            | sanitize:<tool>[:<binaries, comma separated>]  (every gpu_*_tests, 6 at a time, small sizes)
 #            | nosync:<cases>  (the no-sync differential test's long mode)
 #            | mpibench:<ranks>  (bench_comm under mpirun, every rank on the visible GPUs)
 #   environment: CMAKE_ARGS (extra configure arguments), MEMCHECK_TIMEOUT, BENCH_TIMEOUT,
-#                SANITIZE_TIMEOUT (seconds per binary)
+#                SANITIZE_TIMEOUT (seconds per binary), STOP_AFTER (label steps: seconds after
+#                the start when tests stop)
 # Logs go to $LOGS (default build-gpu/logs); at exit they are packed into one archive,
 # $OUT/gpu_suite_logs.tar.gz, because at most 8 files come back from $OUT.
 set -u
@@ -37,8 +39,19 @@ for step in "$@"; do
            grep -E "tests passed|Total Test time|\*\*\*|Failed|Skipped|Not Run" "$out/ctest.log" | tail -30 ;;
     ctest:*) ctest --test-dir build-gpu --output-on-failure -R "${step#ctest:}" > "$out/ctest_r.log" 2>&1; r=$?
            grep -E "tests passed|Total Test time|\*\*\*|Failed|FAILED|Failure|Expected|Which is|Value of" "$out/ctest_r.log" | tail -60 ;;
-    label:*) ctest --test-dir build-gpu --output-on-failure -L "${step#label:}" > "$out/ctest_r.log" 2>&1; r=$?
+    label:*) stop=()
+           # STOP_AFTER: seconds after this script started when no test may run any more
+           # (ctest --stop-time), so that a call under a time limit still reports what passed.
+           [[ -n ${STOP_AFTER:-} ]] && stop=(--stop-time "$(date -d @$((start + STOP_AFTER)) +%H:%M:%S)")
+           ctest --test-dir build-gpu --output-on-failure -L "${step#label:}" "${stop[@]}" > "$out/ctest_r.log" 2>&1; r=$?
            grep -E "tests passed|Total Test time|\*\*\*|Failed|FAILED|Failure|Expected|Which is|Value of" "$out/ctest_r.log" | tail -60 ;;
+    rest:*) # The label's tests that the last label step did not see pass (cut off by its time
+           # limit, failed, or never started), on the tree it built: a warm machine's next call.
+           passed=$(sed -nE 's/.*Test +#[0-9]+: ([^ ]+) \.+ +Passed.*/\1/p' "$out/ctest_r.log" 2> /dev/null | paste -sd'|')
+           echo "already passed: ${passed:-none}"
+           skip=(); [[ -n $passed ]] && skip=(-E "^(${passed})\$")
+           ctest --test-dir build-gpu --output-on-failure -L "${step#rest:}" "${skip[@]}" > "$out/ctest_rest.log" 2>&1; r=$?
+           grep -E "tests passed|Total Test time|\*\*\*|Failed|FAILED|Failure|Expected|Which is|Value of" "$out/ctest_rest.log" | tail -60 ;;
     mpi) ctest --test-dir build-gpu --output-on-failure -L mpi > "$out/mpi.log" 2>&1; r=$?
            grep -E "tests passed|Total Test time|\*\*\*|Failed|FAILED|Failure" "$out/mpi.log" | tail -30 ;;
     memcheck:*) IFS=: read -r _ bin filter <<< "$step"
