@@ -101,7 +101,11 @@ void dispatch_policy_cost(benchmark::State& state) {
 /// and 8 slots of GPU 0. Per extra segment = (t(k) - t(1)) / (k - 1), from the JSON.
 /// Arguments: {shape, dispatch (0 caller thread, 1 worker threads, 2 graph replay), algorithm}.
 /// Algorithms: 0 reduce, 1 dot, 2 transform_reduce (count_if), 3 inclusive_scan,
-/// 4 exclusive_scan, 5 transform, 6 fill, 7 copy.
+/// 4 exclusive_scan, 5 transform, 6 fill, 7 copy, 8 the floor: one empty kernel on each slot's
+/// stream, launched with the CUDA runtime directly, then the same synchronisation (what one
+/// launch a segment costs on this host, whatever the dispatch policy).
+__global__ void empty_kernel() {}
+
 struct is_positive {
   __host__ __device__ bool operator()(float x) const { return x > 0.0f; }
 };
@@ -118,7 +122,8 @@ void segment_overhead(benchmark::State& state) {
   static const char* policy_names[] = {", caller thread", ", worker threads", ", graph replay"};
   options.dispatch = policies[state.range(1)];
   const mg::device_group g = group_for(state.range(0), options);
-  static const char* names[] = {"reduce", "dot", "count_if", "inclusive_scan", "exclusive_scan", "transform", "fill", "copy"};
+  static const char* names[] = {"reduce", "dot",  "count_if", "inclusive_scan", "exclusive_scan",
+                                "transform", "fill", "copy", "empty kernel"};
   const int algorithm = static_cast<int>(state.range(2));
   state.SetLabel(shape_name(state.range(0)) + ", " + names[algorithm] + policy_names[state.range(1)]);
   {
@@ -134,6 +139,13 @@ void segment_overhead(benchmark::State& state) {
         case 5: mg::transform(x, z, twice{}); break;
         case 6: mg::fill(z, 3.0f); break;
         case 7: mg::copy(x, z); break;
+        case 8:
+          for (std::size_t slot = 0; slot < g.size(); ++slot) {
+            MULTIGPU_CUDA_TRY(cudaSetDevice(g.device(slot)));
+            empty_kernel<<<1, 1, 0, g.stream(slot)>>>();
+            MULTIGPU_CUDA_TRY(cudaGetLastError());
+          }
+          break;
       }
       g.synchronize();
     };
@@ -202,7 +214,7 @@ BENCHMARK(dispatch_policy_cost)
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(0.05);
 BENCHMARK(segment_overhead)
-    ->ArgsProduct({{1, 2, 4, 8}, {0, 1, 2}, {0, 1, 2, 3, 4, 5, 6, 7}})
+    ->ArgsProduct({{1, 2, 4, 8}, {0, 1, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8}})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(0.05);

@@ -13,7 +13,8 @@ import json
 import re
 import sys
 
-ALGORITHMS = ["reduce", "dot", "count_if", "inclusive_scan", "exclusive_scan", "transform", "fill", "copy"]
+ALGORITHMS = ["reduce", "dot", "count_if", "inclusive_scan", "exclusive_scan", "transform", "fill", "copy",
+              "empty kernel (the floor)"]
 POLICIES = ["caller thread", "worker threads", "graph replay"]
 
 
@@ -46,7 +47,8 @@ def overhead(path):
             one = t[(1, p, a)]
             per = [f"{(t[(k, p, a)] - one) / (k - 1):.1f}" if (k, p, a) in t else "-" for k in (4, 8)]
             cells.append(f"{per[0]} / {per[1]} ({one:.1f})")
-        print(f"| {name} | " + " | ".join(cells) + " |")
+        if any(c != "-" for c in cells):
+            print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 def ratios(path):
