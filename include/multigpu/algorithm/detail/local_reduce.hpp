@@ -22,13 +22,7 @@ namespace multigpu::detail {
 template <class Traits, class Input, class Transform, class POp, class P>
 void reduce_one_piece(const piece_context& ctx, Input in, Transform transform, POp op, P start, P* out) {
   if constexpr (Traits::commutative) {
-    using shape = small_reduce_shape<small_reduce_accum_t<Input, Transform, POp, P>>;
-    if constexpr (shape::limit > 0) {
-      if (ctx.count <= shape::limit) {
-        small_reduce(in, ctx.count, transform, op, start, out, ctx.stream);
-        return;
-      }
-    }
+    if (small_reduce(in, ctx.count, transform, op, start, out, ctx.stream)) return;
     if constexpr (std::is_same_v<Transform, identity_transform>) {
       cub_call(*ctx.scratch, ctx.stream, "cub::DeviceReduce::Reduce", ctx.count, [&](void* temp, std::size_t& bytes) {
         return with_count(ctx.count, [&](auto n) {

@@ -2,7 +2,8 @@
 // A reduction of one small piece in one launch, for operators known or declared commutative.
 // CUB's device reduction is two launches above one tile of its own (about 4096 floats): a
 // grid of partial reductions, then a single block that folds them. A piece of up to
-// small_reduce_shape<P>::limit elements is reduced here by one block instead. Each thread
+// small_reduce_shape<A>::limit elements (A: the accumulator) is reduced here by one block
+// instead. Each thread
 // folds a strided subsequence with `items` loads in flight per round, and cub::BlockReduce
 // combines the threads. It accumulates in the type CUB's reduction would (so that a piece's
 // result does not depend on which of the two ran), and the order of combination differs from
@@ -76,17 +77,24 @@ __global__ void __launch_bounds__(Shape::threads)
   if (t == 0) *out = static_cast<P>(op(start, aggregate));
 }
 
-/// Reduces n (n <= small_reduce_shape<small_reduce_accum_t<...>>::limit) elements into *out on
-/// `stream` in one launch: see small_reduce_kernel.
+/// Reduces n elements into *out on `stream` in one launch (see small_reduce_kernel) and returns
+/// true when n is within small_reduce_shape's limit for the accumulator; otherwise launches
+/// nothing and returns false (the kernel is not even compiled for accumulators that never fit).
 template <class Input, class Transform, class P, class POp>
-void small_reduce(Input in, std::size_t n, Transform transform, POp op, P start, P* out, cudaStream_t stream) {
+bool small_reduce(Input in, std::size_t n, Transform transform, POp op, P start, P* out, cudaStream_t stream) {
   using accum = small_reduce_accum_t<Input, Transform, POp, P>;
   using shape = small_reduce_shape<accum>;
-  diagnostics::note(diagnostics::path::one_launch_reduce);
-  small_reduce_kernel<shape, accum><<<1, shape::threads, 0, stream>>>(in, static_cast<std::uint32_t>(n), transform,
-                                                                        op, start, out);
-  check_launch("small reduce");
-  schedule_note_work(stream, "small reduce");
+  if constexpr (shape::limit == 0) {
+    return false;
+  } else {
+    if (n > shape::limit) return false;
+    diagnostics::note(diagnostics::path::one_launch_reduce);
+    small_reduce_kernel<shape, accum><<<1, shape::threads, 0, stream>>>(in, static_cast<std::uint32_t>(n), transform,
+                                                                          op, start, out);
+    check_launch("small reduce");
+    schedule_note_work(stream, "small reduce");
+    return true;
+  }
 }
 
 }  // namespace multigpu::detail
