@@ -31,6 +31,10 @@ fi
 rc=$?
 echo "build: rc $rc in $(( $(date +%s) - start ))s"
 [[ $rc -ne 0 ]] && grep -E "error|FAILED" -A3 "$out/build.log" | head -60
+# The lines of a CTest log that say what passed and what failed, and the failures' assertions.
+ctest_summary() {
+  grep -E "tests passed|Total Test time|\*\*\*|Failed|FAILED|Failure|Expected|Which is|Value of" "$1" | tail -60
+}
 status=0
 for step in "$@"; do
   t0=$(date +%s)
@@ -38,22 +42,22 @@ for step in "$@"; do
     ctest) ctest --test-dir build-gpu --output-on-failure > "$out/ctest.log" 2>&1; r=$?
            grep -E "tests passed|Total Test time|\*\*\*|Failed|Skipped|Not Run" "$out/ctest.log" | tail -30 ;;
     ctest:*) ctest --test-dir build-gpu --output-on-failure -R "${step#ctest:}" > "$out/ctest_r.log" 2>&1; r=$?
-           grep -E "tests passed|Total Test time|\*\*\*|Failed|FAILED|Failure|Expected|Which is|Value of" "$out/ctest_r.log" | tail -60 ;;
+           ctest_summary "$out/ctest_r.log" ;;
     label:*) stop=()
            # STOP_AFTER: seconds after this script started when no test may run any more
            # (ctest --stop-time), so that a call under a time limit still reports what passed.
            [[ -n ${STOP_AFTER:-} ]] && stop=(--stop-time "$(date -d @$((start + STOP_AFTER)) +%H:%M:%S)")
            ctest --test-dir build-gpu --output-on-failure -L "${step#label:}" "${stop[@]}" > "$out/ctest_r.log" 2>&1; r=$?
-           grep -E "tests passed|Total Test time|\*\*\*|Failed|FAILED|Failure|Expected|Which is|Value of" "$out/ctest_r.log" | tail -60 ;;
+           ctest_summary "$out/ctest_r.log" ;;
     rest:*) # The label's tests that the last label step did not see pass (cut off by its time
            # limit, failed, or never started), on the tree it built: a warm machine's next call.
            passed=$(sed -nE 's/.*Test +#[0-9]+: ([^ ]+) \.+ +Passed.*/\1/p' "$out/ctest_r.log" 2> /dev/null | paste -sd'|')
            echo "already passed: ${passed:-none}"
            skip=(); [[ -n $passed ]] && skip=(-E "^(${passed})\$")
            ctest --test-dir build-gpu --output-on-failure -L "${step#rest:}" "${skip[@]}" > "$out/ctest_rest.log" 2>&1; r=$?
-           grep -E "tests passed|Total Test time|\*\*\*|Failed|FAILED|Failure|Expected|Which is|Value of" "$out/ctest_rest.log" | tail -60 ;;
+           ctest_summary "$out/ctest_rest.log" ;;
     mpi) ctest --test-dir build-gpu --output-on-failure -L mpi > "$out/mpi.log" 2>&1; r=$?
-           grep -E "tests passed|Total Test time|\*\*\*|Failed|FAILED|Failure" "$out/mpi.log" | tail -30 ;;
+           ctest_summary "$out/mpi.log" ;;
     memcheck:*) IFS=: read -r _ bin filter <<< "$step"
            MULTIGPU_TEST_SMALL=1 MULTIGPU_NOSYNC_CASES=${MEMCHECK_NOSYNC_CASES:-10} timeout ${MEMCHECK_TIMEOUT:-500} compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
              "build-gpu/tests/$bin" --gtest_brief=1 --gtest_filter="${filter:-*}" > "$out/memcheck_$bin.log" 2>&1; r=$?
