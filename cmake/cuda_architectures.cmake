@@ -1,7 +1,34 @@
-# Pick CUDA architectures before the CUDA language is enabled.
-# Order of precedence: the user's CMAKE_CUDA_ARCHITECTURES, then the architecture of
-# the GPUs visible at configure time (nvidia-smi), then Hopper (sm_90), which is what
-# a machine without a GPU builds for.
+# Pick CUDA architectures before the CUDA language is enabled. Two lists:
+#
+# MULTIGPU_CUDA_ARCHITECTURES: what the library and the doctor are built for, and what the
+#   installed package gives consumers that choose none (cmake/multigpu-config.cmake.in). By
+#   default every architecture the library supports, compute capability 8.0 and newer: code
+#   for sm_80, and code plus PTX for sm_90, which the driver compiles for newer GPUs. A
+#   package built on a login node without a GPU then runs on an A100 or an H100 alike.
+#   The user's CMAKE_CUDA_ARCHITECTURES or CUDAARCHS replaces it.
+#
+# CMAKE_CUDA_ARCHITECTURES: what this project's tests, examples and benchmarks are built for.
+#   The user's choice, else the GPUs visible at configure time (nvidia-smi), else Hopper
+#   (sm_90): without a GPU they only compile, and one architecture keeps that fast.
+get_property(_multigpu_archs_doc CACHE CMAKE_CUDA_ARCHITECTURES PROPERTY HELPSTRING)
+if(_multigpu_archs_doc STREQUAL "CUDA architectures to build for")
+  # Chosen by this file in an earlier configure (below), not by the user.
+  set(_multigpu_package_archs "80-real;90")
+elseif(DEFINED CMAKE_CUDA_ARCHITECTURES)
+  set(_multigpu_package_archs "${CMAKE_CUDA_ARCHITECTURES}")
+elseif(DEFINED ENV{CUDAARCHS})
+  set(_multigpu_package_archs "$ENV{CUDAARCHS}")
+else()
+  set(_multigpu_package_archs "80-real;90")
+endif()
+set(MULTIGPU_CUDA_ARCHITECTURES "${_multigpu_package_archs}" CACHE STRING
+    "CUDA architectures of the library and the installed package (8.0 or newer)")
+foreach(_arch IN LISTS MULTIGPU_CUDA_ARCHITECTURES)
+  if(_arch MATCHES "^([0-9]+)" AND CMAKE_MATCH_1 LESS 80)
+    message(FATAL_ERROR "multigpu needs compute capability 8.0 or newer, but MULTIGPU_CUDA_ARCHITECTURES "
+                        "(or CMAKE_CUDA_ARCHITECTURES) names ${_arch}")
+  endif()
+endforeach()
 if(DEFINED CMAKE_CUDA_ARCHITECTURES OR DEFINED ENV{CUDAARCHS})
   return()
 endif()

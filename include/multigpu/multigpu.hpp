@@ -3,6 +3,7 @@
 // Algorithms contain device code: include this from CUDA translation units. Host-only code
 // can include container/distributed_vector.hpp, algorithm/copy.hpp and runtime/ headers.
 
+#include <multigpu/version.hpp>
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/diagnostics.hpp>
 #include <multigpu/core/error.hpp>
