@@ -1,6 +1,7 @@
-// multigpu-doctor: measures the machine and says what is wrong, after the memory chapter's
-// troubleshooting checklist. Exit status 0: every check passed; 1: a check failed; 2: the
-// doctor could not run (no GPU, bad arguments, a CUDA failure while measuring).
+// multigpu-doctor: measures host <-> device copies (pinned and pageable), the peer links
+// between GPUs and copy/kernel overlap, and says what is wrong and what to do about it.
+// Exit status 0: every check passed; 1: a check failed; 2: the doctor could not run (no
+// GPU, bad arguments, a CUDA failure while measuring).
 
 #include "measure.hpp"
 #include "options.hpp"

@@ -46,31 +46,51 @@ CLI::Validator whole_number(long long low, long long high, std::string unit) {
 }
 
 // The parser, filled in `o` when it runs. Built afresh for each parse and for the usage text.
+// The description and footer keep their lines under 76 columns and unindented: CLI11 2.5
+// and later wrap longer lines and drop leading spaces, older versions print them as they are.
 std::unique_ptr<CLI::App> make_parser(options& o, std::string& devices_text) {
   auto app = std::make_unique<CLI::App>(
-      "Measures the GPUs and says what is wrong, after the memory chapter's checklist:\n"
-      "async copies as slow as sync copies (host memory not pinned), peer copies below the\n"
-      "host-staged route (P2P not enabled), copies and kernels that do not overlap.",
+      "Measures the GPUs of this machine and says what holds multi-GPU programs\n"
+      "back, and what to do about it. It measures:\n"
+      "- copy bandwidth between host and GPU, from pinned and from pageable\n"
+      "host memory, and whether an asynchronous copy lets the host go on at\n"
+      "once (it cannot when the host memory is not pinned);\n"
+      "- the peer links between GPUs: whether peer access (P2P) works, checked\n"
+      "with real data, and how fast a direct GPU-to-GPU copy is next to the\n"
+      "same copy staged through host memory;\n"
+      "- whether a copy and a kernel on two streams run at the same time\n"
+      "(copy/kernel overlap) or one after the other.\n"
+      "Every check ends in a verdict: pass (healthy), info (worth knowing,\n"
+      "nothing to fix), warn (a limit of this machine that multigpu works\n"
+      "around) or fail (something is wrong; the report says what to do).",
       "multigpu-doctor");
-  app->footer("Exit status: 0 all checks pass, 1 a check failed, 2 the doctor could not run.");
-  // As with most tools, an option given twice keeps its last value.
-  app->option_defaults()->always_capture_default()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app->footer(
+      "Exit status: 0 no check failed (warn and info are not failures),\n"
+      "1 at least one check failed, 2 the doctor could not run (bad\n"
+      "arguments, no visible GPU, or a CUDA error while measuring).");
+  // As with most tools, an option given twice keeps its last value. The defaults are
+  // written in the descriptions, so the help reads the same with every CLI11 version.
+  app->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app->add_option("--devices", devices_text,
-                  "CUDA ordinals to inspect, comma separated; repeats allowed (0,0 gives two slots "
-                  "on one device). Default: every visible GPU.")
+                  "GPUs to inspect, as CUDA ordinals separated by commas (0,1). A GPU may "
+                  "repeat: 0,0 tests two slots on one GPU. Default: every visible GPU.")
       ->type_name("LIST")
       ->check(CLI::Validator(
           [](std::string& text) { return parse_device_list(text, nullptr); }, ""));
   app->add_flag("--host-staged", o.host_staged,
-                "refuse peer access: copies between devices go through pinned host memory, as "
-                "with multigpu::peer_policy::host_staged.")
+                "Do not use peer access: copies between GPUs go through pinned host memory "
+                "(multigpu::peer_policy::host_staged), as on a machine without P2P.")
       ->disable_flag_override();
-  app->add_flag("--json", o.json, "print JSON (devices, peers, bandwidths, checks, summary).")
+  app->add_flag("--json", o.json,
+                "Print the report as JSON instead of a table; errors too.")
       ->disable_flag_override();
-  app->add_option("--size-mib", o.size_mib, "MiB per transfer.")
+  app->add_option("--size-mib", o.size_mib,
+                  "Size of each test copy in MiB, 1 to 65536 (default 256).")
       ->type_name("N")
       ->check(whole_number(1, 65536, " of MiB"));
-  app->add_option("--repetitions", o.repetitions, "timed runs per measurement after a warm-up.")
+  app->add_option("--repetitions", o.repetitions,
+                  "Timed runs of each measurement after one warm-up; the median is "
+                  "reported. 1 to 1000 (default 3).")
       ->type_name("N")
       ->check(whole_number(1, 1000, ""));
   return app;
@@ -97,6 +117,9 @@ parsed_options parse_options(const std::vector<std::string>& arguments) {
     return result;
   } catch (const CLI::ParseError& e) {
     result.error = e.what();
+    // Some CLI11 versions start a message with the program's name, which main prints too.
+    const std::string own_name = app->get_name() + ": ";
+    if (result.error.rfind(own_name, 0) == 0) result.error.erase(0, own_name.size());
     return result;
   }
   if (app->count("--devices") > 0) {

@@ -42,7 +42,7 @@ verdict not_measured(std::string check, std::string subject) {
   return {std::move(check), std::move(subject), status::info, "not measured: no verdict", ""};
 }
 
-// Checklist: async copies as slow as sync copies mean the host memory is not pinned. The
+// Async copies as slow as sync copies mean the host memory is not pinned. The
 // doctor pins its own buffer, so a failure here means pinning does not take effect.
 verdict judge_pinned_copy(const measurements& m, const host_copy_measurement& h) {
   std::string subject = device_subject(h.device) + " " + std::string(to_string(h.direction));
@@ -92,7 +92,7 @@ verdict judge_pinned_copy(const measurements& m, const host_copy_measurement& h)
   return v;
 }
 
-// The checklist's symptom itself, shown for pageable memory: cudaMemcpyAsync cannot be
+// The symptom of unpinned memory itself, shown for pageable memory: cudaMemcpyAsync cannot be
 // asynchronous when the driver must first copy the data into its own pinned buffers. This
 // is how CUDA works, not a fault of the machine, so it informs rather than fails.
 verdict judge_pageable_async(const host_copy_measurement& h) {
@@ -120,7 +120,7 @@ verdict judge_pageable_async(const host_copy_measurement& h) {
   return v;
 }
 
-// Checklist: peer copies far below PCIe speed mean P2P is not enabled. The reference for
+// Peer copies far below PCIe speed mean P2P is not enabled. The reference for
 // "PCIe speed" is the host-staged route measured in the same run.
 verdict judge_peer_copy(const measurements& m, const peer_copy_measurement& p) {
   std::string subject = pair_subject(p.from, p.to);
@@ -196,7 +196,7 @@ verdict judge_peer_copy(const measurements& m, const peer_copy_measurement& p) {
   return v;
 }
 
-// Checklist: copies and kernels running one after the other mean the streams or the
+// Copies and kernels running one after the other mean the streams or the
 // double buffering are not working. The doctor uses two non-blocking streams and pinned
 // memory, so a failure here points at something that serialises the whole GPU.
 verdict judge_overlap(const measurements& m, const overlap_measurement& o) {

@@ -1,7 +1,7 @@
 #pragma once
 // What multigpu-doctor measured, and the verdicts drawn from it. The verdicts are a pure
-// function of the measurements, so the troubleshooting checklist of the memory chapter is
-// tested without a GPU:
+// function of the measurements, so the three problems the doctor looks for are tested
+// without a GPU:
 //   - async copies as slow as sync copies mean the host memory is not pinned;
 //   - peer copies far below PCIe speed mean P2P is not enabled;
 //   - copies and kernels running one after the other mean the streams or the double
@@ -152,7 +152,7 @@ struct verdict {
   std::string check;    ///< pinned_copy, pageable_async, peer_copy or copy_kernel_overlap
   std::string subject;  ///< "device 0 H2D", "0 -> 1", "device 0"
   status result = status::info;
-  std::string finding;  ///< what was measured, in the checklist's terms
+  std::string finding;  ///< what was measured, and what it means
   std::string advice;   ///< what to do about it; empty when nothing is needed
 };
 

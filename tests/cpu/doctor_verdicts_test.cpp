@@ -1,5 +1,6 @@
-// The doctor's verdicts, fed made-up measurements: a healthy machine passes, and each item
-// of the checklist fails (or warns) where it should, with the checklist's words.
+// The doctor's verdicts, fed made-up measurements: a healthy machine passes, and each check
+// (pinned copies, pageable async copies, peer copies, copy and kernel overlap) fails or warns
+// where it should, with the words the doctor prints.
 #include <verdicts.hpp>
 
 #include <gtest/gtest.h>
@@ -94,7 +95,7 @@ TEST(DoctorVerdicts, HealthyMachinePassesEveryCheck) {
 
 TEST(DoctorVerdicts, PageableAsyncAtSyncSpeedIsExplainedNotFailed) {
   // cudaMemcpyAsync from pageable memory is a sync copy in disguise on every x86 machine:
-  // the checklist's symptom, shown with its remedy, but not a fault of the machine.
+  // the symptom of unpinned host memory, shown with its remedy, but not a fault of the machine.
   const auto verdicts = doc::judge(healthy());
   const auto v = find(verdicts, "pageable_async", "device 0 H2D");
   EXPECT_EQ(v.result, status::info);
@@ -174,7 +175,7 @@ TEST(DoctorVerdicts, PinnedAtPageableSpeedOnlyWarnsWhenTheGpuUsesHostPageTables)
   EXPECT_EQ(doc::exit_status(verdicts), 0);
 }
 
-TEST(DoctorVerdicts, PeerCopyBelowHostStagedFailsWithTheChecklistWords) {
+TEST(DoctorVerdicts, PeerCopyBelowHostStagedFailsSayingP2PIsNotEnabled) {
   auto m = healthy();
   link(m, 0, 1) = {0, 1, false, false, false, false, -1, false, multigpu::route::host_staged};
   m.peer_copies[0].direct_gbps = 12.0;

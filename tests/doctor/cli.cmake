@@ -1,41 +1,237 @@
-# multigpu-doctor's command line on any machine, GPU or not: bad arguments and a machine
-# without a visible GPU exit with 2 and say why (JSON on stdout with --json); --help exits
-# with 0. Run as: cmake -DDOCTOR=<path to multigpu-doctor> -P cli.cmake
+# multigpu-doctor's command line on any machine, GPU or not. Checks behaviour, not the
+# layout or wording of CLI11 (any 2.x version must pass):
+#   - --help and -h exit with 0 and list every option the doctor has;
+#   - every option is accepted with good values: with every GPU hidden
+#     (CUDA_VISIBLE_DEVICES=-1) the run gets past the arguments and stops at "no CUDA device
+#     is visible", exit status 2;
+#   - bad values, unknown options and stray arguments exit with 2 before any CUDA call, and
+#     the message names the option (and, for the doctor's own checks, says what it takes);
+#   - with --json, wherever it stands, stdout is one JSON object with tool, version,
+#     exit_status 2 and error, the same error as on stderr.
+# Only text the doctor writes itself is matched: its "multigpu-doctor: " prefix, its own
+# value checks, its no-GPU message, the option names. Every run but --help hides the GPUs,
+# so a doctor that stopped validating would report the missing GPU instead and fail here.
+# Run as: cmake -DDOCTOR=<path to multigpu-doctor> -P cli.cmake
+cmake_minimum_required(VERSION 3.19)  # string(JSON) parses the doctor's JSON
 if(NOT DEFINED DOCTOR)
   message(FATAL_ERROR "cli.cmake needs -DDOCTOR=<path to multigpu-doctor>")
 endif()
 
-set(failures 0)
-# expect(<exit status> <regex that stdout+stderr must match> <arguments...>)
-function(expect code pattern)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  string(REPLACE ";" " " shown "${ARGN}")
-  if(NOT rc STREQUAL "${code}")
-    message(SEND_ERROR "`${shown}` exited with ${rc}, expected ${code}\nstdout:\n${out}\nstderr:\n${err}")
-  elseif(NOT "${out}${err}" MATCHES "${pattern}")
-    message(SEND_ERROR "`${shown}` did not print /${pattern}/\nstdout:\n${out}\nstderr:\n${err}")
+# Every option the doctor has. The help must list exactly these (a new option needs its
+# cases below), and each one is tried with good and bad values.
+set(documented_options --help --devices --host-staged --json --size-mib --repetitions)
+
+set(no_gpu "cannot run: no CUDA device is visible")
+
+# fail(<what was run> <why> [<stdout> <stderr>])
+function(fail shown why)
+  message(SEND_ERROR "`${shown}`: ${why}\nstdout:\n${ARGV2}\nstderr:\n${ARGV3}")
+endfunction()
+
+# run_doctor(<env: HIDDEN or VISIBLE> <arguments...>): runs the doctor and sets rc, out, err
+# and shown in the caller's scope. HIDDEN hides every GPU (CUDA_VISIBLE_DEVICES=-1).
+function(run_doctor env)
+  if(env STREQUAL "HIDDEN")
+    set(command "${CMAKE_COMMAND}" -E env CUDA_VISIBLE_DEVICES=-1 "${DOCTOR}" ${ARGN})
+    set(prefix "CUDA_VISIBLE_DEVICES=-1 ")
   else()
-    message(STATUS "ok: `${shown}` -> ${rc}")
+    set(command "${DOCTOR}" ${ARGN})
+    set(prefix "")
+  endif()
+  execute_process(COMMAND ${command} RESULT_VARIABLE result OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+  string(REPLACE ";" " " arguments "${ARGN}")
+  set(rc "${result}" PARENT_SCOPE)
+  set(out "${stdout}" PARENT_SCOPE)
+  set(err "${stderr}" PARENT_SCOPE)
+  set(shown "${prefix}multigpu-doctor ${arguments}" PARENT_SCOPE)
+endfunction()
+
+# check_json_error(<stdout> <stderr> <shown> <texts...>): stdout is one JSON object saying
+# the doctor could not run; its error contains each of <texts> and is what stderr said.
+function(check_json_error stdout stderr shown)
+  string(JSON type ERROR_VARIABLE json_error TYPE "${stdout}")
+  if(NOT json_error STREQUAL "NOTFOUND" OR NOT type STREQUAL "OBJECT")
+    fail("${shown}" "stdout is not a JSON object (${json_error})" "${stdout}" "${stderr}")
+    return()
+  endif()
+  foreach(field tool version exit_status error)
+    string(JSON value_${field} ERROR_VARIABLE json_error GET "${stdout}" ${field})
+    if(NOT json_error STREQUAL "NOTFOUND")
+      fail("${shown}" "the JSON has no \"${field}\" (${json_error})" "${stdout}" "${stderr}")
+      return()
+    endif()
+  endforeach()
+  string(JSON exit_type TYPE "${stdout}" exit_status)
+  string(JSON error_type TYPE "${stdout}" error)
+  if(NOT value_tool STREQUAL "multigpu-doctor")
+    fail("${shown}" "JSON tool is '${value_tool}', not multigpu-doctor" "${stdout}" "${stderr}")
+  elseif(value_version STREQUAL "")
+    fail("${shown}" "JSON version is empty" "${stdout}" "${stderr}")
+  elseif(NOT exit_type STREQUAL "NUMBER" OR NOT value_exit_status EQUAL 2)
+    fail("${shown}" "JSON exit_status is ${value_exit_status} (${exit_type}), not the number 2"
+         "${stdout}" "${stderr}")
+  elseif(NOT error_type STREQUAL "STRING" OR value_error STREQUAL "")
+    fail("${shown}" "JSON error is not a message" "${stdout}" "${stderr}")
+  else()
+    foreach(text IN LISTS ARGN)
+      string(FIND "${value_error}" "${text}" at)
+      if(at EQUAL -1)
+        fail("${shown}" "JSON error does not say '${text}'" "${stdout}" "${stderr}")
+      endif()
+    endforeach()
+    string(FIND "${stderr}" "multigpu-doctor: ${value_error}\n" at)
+    if(at EQUAL -1)
+      fail("${shown}" "stderr does not say the JSON error" "${stdout}" "${stderr}")
+    endif()
   endif()
 endfunction()
 
-expect(0 "Usage: multigpu-doctor \\[OPTIONS\\].*--devices LIST.*--size-mib N=256.*Exit status"
-       "${DOCTOR}" --help)
-expect(0 "Usage: multigpu-doctor" "${DOCTOR}" -h)
-expect(2 "--devices: takes CUDA ordinals separated by commas.*got 'x'" "${DOCTOR}" --devices 0,x)
-expect(2 "--devices: 1 required LIST missing" "${DOCTOR}" --devices=)
-expect(2 "--devices: takes CUDA ordinals.*got '-1'" "${DOCTOR}" --devices -1)
-expect(2 "argument was not expected: --frobnicate" "${DOCTOR}" --frobnicate)
-expect(2 "argument was not expected: stray" "${DOCTOR}" stray)
-expect(2 "--size-mib: takes a whole number of MiB from 1 to 65536; got '0'" "${DOCTOR}" --size-mib 0)
-expect(2 "--size-mib: takes a whole number.*got '12x'" "${DOCTOR}" --size-mib=12x)
-expect(2 "--repetitions: takes a whole number from 1 to 1000; got '1001'" "${DOCTOR}" --repetitions 1001)
-expect(2 "--repetitions: 1 required N missing" "${DOCTOR}" --repetitions)
-expect(2 "json was given a disallowed flag override" "${DOCTOR}" --json=yes)
-# Machines get JSON even for bad arguments, wherever --json stands.
-expect(2 "\"exit_status\": 2,[\n ]*\"error\": \"The following argument was not expected: --bogus" "${DOCTOR}" --bogus --json)
-# CUDA_VISIBLE_DEVICES=-1 hides every GPU: the doctor cannot run, and says so.
-expect(2 "no CUDA device is visible.*CUDA_VISIBLE_DEVICES \\(now '-1'\\)"
-       "${CMAKE_COMMAND}" -E env CUDA_VISIBLE_DEVICES=-1 "${DOCTOR}")
-expect(2 "\"error\": \"cannot run: no CUDA device is visible"
-       "${CMAKE_COMMAND}" -E env CUDA_VISIBLE_DEVICES=-1 "${DOCTOR}" --json --devices 0,0)
+# check_text_error(<stdout> <stderr> <shown> <texts...>): nothing on stdout, and stderr
+# says, after the doctor's own prefix, each of <texts>.
+function(check_text_error stdout stderr shown)
+  if(NOT stdout STREQUAL "")
+    fail("${shown}" "printed on stdout; errors go to stderr" "${stdout}" "${stderr}")
+  endif()
+  if(NOT stderr MATCHES "^multigpu-doctor: ")
+    fail("${shown}" "stderr does not start with 'multigpu-doctor: '" "${stdout}" "${stderr}")
+  endif()
+  string(FIND "${stderr}" "multigpu-doctor: multigpu-doctor:" twice)
+  if(NOT twice EQUAL -1)
+    fail("${shown}" "stderr names the program twice" "${stdout}" "${stderr}")
+  endif()
+  foreach(text IN LISTS ARGN)
+    string(FIND "${stderr}" "${text}" at)
+    if(at EQUAL -1)
+      fail("${shown}" "stderr does not say '${text}'" "${stdout}" "${stderr}")
+    endif()
+  endforeach()
+endfunction()
+
+# --- help ----------------------------------------------------------------------------------
+run_doctor(VISIBLE --help)
+set(help "${out}")
+if(NOT rc STREQUAL "0" OR help STREQUAL "" OR NOT err STREQUAL "")
+  fail("${shown}" "exited with ${rc}; expected 0, the help on stdout and nothing on stderr"
+       "${out}" "${err}")
+endif()
+run_doctor(VISIBLE -h)
+if(NOT rc STREQUAL "0" OR NOT out STREQUAL help)
+  fail("${shown}" "exited with ${rc}; expected 0 and the same help as --help" "${out}" "${err}")
+endif()
+# CLI11 versions lay the help out differently and may wrap it: compare with blanks folded.
+string(REGEX REPLACE "[ \t\r\n]+" " " flat_help "${help}")
+string(REGEX MATCHALL "--[a-z][-a-z0-9]*" listed "${flat_help}")
+list(REMOVE_DUPLICATES listed)
+foreach(option IN LISTS listed)
+  if(NOT option IN_LIST documented_options)
+    fail("multigpu-doctor --help" "lists ${option}, which cli.cmake does not test: add it" "${help}")
+  endif()
+endforeach()
+foreach(option IN LISTS documented_options)
+  if(NOT option IN_LIST listed)
+    fail("multigpu-doctor --help" "does not list ${option}" "${help}")
+  endif()
+endforeach()
+# The doctor's own description: what it measures, what the verdicts and exit statuses mean.
+foreach(words pinned pageable peer overlap "pass (" "info (" "warn (" "fail (" "Exit status")
+  string(FIND "${flat_help}" "${words}" at)
+  if(at EQUAL -1)
+    fail("multigpu-doctor --help" "does not say '${words}'" "${help}")
+  endif()
+endforeach()
+message(STATUS "ok: --help and -h exit with 0 and list ${documented_options}")
+
+# --- accepted: the run gets past the arguments and stops at the hidden GPUs ------------------
+# accept(<arguments...>), run as given and with --json added at the end.
+function(accept)
+  run_doctor(HIDDEN ${ARGN})
+  set(plain "${shown}")
+  if(NOT rc STREQUAL "2")
+    fail("${shown}" "exited with ${rc}, expected 2 (no visible GPU)" "${out}" "${err}")
+    return()
+  endif()
+  check_text_error("${out}" "${err}" "${shown}" "${no_gpu}" "CUDA_VISIBLE_DEVICES (now '-1')")
+  run_doctor(HIDDEN ${ARGN} --json)
+  if(NOT rc STREQUAL "2")
+    fail("${shown}" "exited with ${rc}, expected 2 (no visible GPU)" "${out}" "${err}")
+    return()
+  endif()
+  check_json_error("${out}" "${err}" "${shown}" "${no_gpu}" "CUDA_VISIBLE_DEVICES (now '-1')")
+  message(STATUS "ok: accepted `${plain}`, with and without --json")
+endfunction()
+
+accept()
+accept(--devices 0)
+accept(--devices 0,0,1)
+accept(--devices=1,0)
+accept(--devices 3 --devices 0,1)
+accept(--host-staged)
+accept(--size-mib 1)
+accept(--size-mib=65536)
+accept(--size-mib 8 --size-mib 16)
+accept(--repetitions 1)
+accept(--repetitions=1000)
+accept(--devices 0,0 --host-staged --size-mib 8 --repetitions 5)
+
+# --- refused before any CUDA call ------------------------------------------------------------
+# refuse(<option named in the message> <the doctor's own words, or ""> <arguments...>), run
+# as given, with --json first and with --json last.
+function(refuse name words)
+  set(texts "${name}")
+  if(NOT words STREQUAL "")
+    list(APPEND texts "${words}")
+  endif()
+  run_doctor(HIDDEN ${ARGN})
+  set(plain "${shown}")
+  if(NOT rc STREQUAL "2")
+    fail("${shown}" "exited with ${rc}, expected 2 (bad arguments)" "${out}" "${err}")
+    return()
+  endif()
+  string(FIND "${err}" "${no_gpu}" at)
+  if(NOT at EQUAL -1)
+    fail("${shown}" "was accepted: the doctor went on to look for a GPU" "${out}" "${err}")
+    return()
+  endif()
+  check_text_error("${out}" "${err}" "${shown}" ${texts})
+  foreach(where first last)
+    if(where STREQUAL "first")
+      run_doctor(HIDDEN --json ${ARGN})
+    else()
+      run_doctor(HIDDEN ${ARGN} --json)
+    endif()
+    if(NOT rc STREQUAL "2")
+      fail("${shown}" "exited with ${rc}, expected 2 (bad arguments)" "${out}" "${err}")
+      return()
+    endif()
+    check_json_error("${out}" "${err}" "${shown}" ${texts})
+    string(FIND "${out}" "${no_gpu}" at)
+    if(NOT at EQUAL -1)
+      fail("${shown}" "was accepted: the doctor went on to look for a GPU" "${out}" "${err}")
+    endif()
+  endforeach()
+  message(STATUS "ok: refused `${plain}`, naming ${name}, with and without --json")
+endfunction()
+
+set(ordinals "takes CUDA ordinals separated by commas")
+refuse(--devices "${ordinals}" --devices 0,x)
+refuse(--devices "got 'x'" --devices 0,x)
+refuse(--devices "${ordinals}" --devices 0,,1)
+refuse(--devices "${ordinals}" --devices -1)
+refuse(--devices "${ordinals}" --devices 1.5)
+refuse(--devices "" --devices=)
+refuse(--devices "" --devices)
+refuse(--size-mib "takes a whole number of MiB from 1 to 65536" --size-mib 0)
+refuse(--size-mib "takes a whole number of MiB from 1 to 65536" --size-mib 65537)
+refuse(--size-mib "got '12x'" --size-mib=12x)
+refuse(--size-mib "" --size-mib)
+refuse(--repetitions "takes a whole number from 1 to 1000" --repetitions 0)
+refuse(--repetitions "takes a whole number from 1 to 1000" --repetitions 1001)
+refuse(--repetitions "" --repetitions)
+refuse(--frobnicate "" --frobnicate)
+refuse(--frobnicate "" --devices 0 --frobnicate)
+refuse(-x "" -x)
+refuse(stray "" stray)
+refuse(stray "" --size-mib 8 stray)
+# Flags take no value.
+refuse(json "" --json=yes)
+refuse(host-staged "" --host-staged=1)
