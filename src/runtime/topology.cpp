@@ -62,11 +62,9 @@ merge_route choose_merge_route(merge_policy policy, peer_policy peers,
   }
   if (!reachable) return merge_route::host_mapped;
   if (policy == merge_policy::device) return merge_route::device;
-  // automatic, from benchmarks/merge_routes.cu with 4 slots on one H200 (2026-12-02):
-  // reductions fold once on the root, and partials in its memory beat zero-copy slots
-  // (2^16 floats: 85 us against 97 us; 2^24: 85 us against 88 us); scans have every slot
-  // read the partials, and mapped host memory did as well or better (2^16: 187 us against
-  // 188 us; 2^24: 154 us against 165 us).
+  // automatic, as measured by benchmarks/merge_routes.cu: reductions fold once on the root,
+  // so partials in its memory beat zero-copy slots; scans have every slot read the partials,
+  // and mapped host memory does as well or better there (figures: docs/performance.md).
   return kind == merge_kind::reduction ? merge_route::device : merge_route::host_mapped;
 }
 

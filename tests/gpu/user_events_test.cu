@@ -31,7 +31,7 @@ __global__ void wait_for_gate(const volatile int* gate, long long timeout_cycles
   }
 }
 
-/// About 10 s at the H200's clock: far above the test's own waits, far below ctest's timeout.
+/// About 10 s at a 2 GHz clock: far above the test's own waits, far below ctest's timeout.
 constexpr long long gate_timeout_cycles = 20'000'000'000LL;
 
 /// A flag pair in mapped, pinned host memory, with an event and a stream of the user's.

@@ -128,7 +128,7 @@ TEST(MpiCommunicator, PrimitivesOnHostBuffers) {
 TEST(MpiCommunicator, PrimitivesOnDeviceBuffers) {
   mg::device_guard guard(test_device());
   mg::mpi_communicator comm;
-  // This machine's Open MPI is not CUDA-aware: device data must be staged, not passed on.
+  // Without a CUDA-aware MPI, device data must be staged, not passed on: either way works.
   if (rank0()) std::printf("MPI CUDA-aware: %s\n", comm.cuda_aware() ? "yes" : "no");
   exercise(comm, true);
 }

@@ -99,8 +99,7 @@ class communicator {
   /// `forever` (or MULTIGPU_COMM_TIMEOUT_S=inf) waits for ever: a dead peer is then a hang,
   /// not an error, and the MPI communicator uses MPI's blocking calls instead of polling
   /// non-blocking ones. They are faster where the MPI library's non-blocking collectives are
-  /// slower than its blocking ones (README "Beyond one process": OpenMPI 4.1 on host
-  /// buffers).
+  /// slower than its blocking ones, as Open MPI 4.1's are on host buffers (docs/scale-out.md).
   static constexpr std::chrono::duration<double> forever{std::numeric_limits<double>::infinity()};
   std::chrono::duration<double> timeout() const noexcept { return timeout_; }
   /// std::invalid_argument unless t is positive (or `forever`).

@@ -21,16 +21,19 @@ namespace multigpu {
 /// then replayed. Under graph, the collectives (reduce, transform_reduce, dot, count,
 /// min/max_element, both scans) are captured per call site, pieces and types, and replayed
 /// while the call's pointers and values stay the same; other values update the graph in
-/// place, another layout recaptures it (runtime/detail/graph_replay.hpp). Other algorithms
-/// run as under caller_thread. Measured on one H200 (benchmarks/merge_routes.cu,
-/// segment_overhead; README "Dispatch policies"): see there for which is faster when.
+/// place, another layout recaptures it (runtime/detail/graph_replay.hpp, docs/architecture.md).
+/// Other algorithms run as under caller_thread. On one GPU, graph costs the least per extra
+/// segment, for a coarser ordering (a collective waits for every slot's earlier work); the
+/// default keeps slots independent. Figures (benchmarks/merge_routes.cu, segment_overhead):
+/// docs/performance.md.
 enum class dispatch_policy { caller_thread, worker_threads, graph };
 
 /// Where a vector's segments live. pooled: stream-ordered device memory from the device's
 /// pool (the default). managed: one cudaMallocManaged allocation per segment, preferred
 /// location and prefetch on the slot's device; host reads and writes of single elements go
 /// straight to that memory. Needs concurrent managed access on every device of the group
-/// (std::invalid_argument otherwise). README "Managed storage" says when each is faster.
+/// (std::invalid_argument otherwise). Device work runs at the same speed on both; single
+/// host reads are faster pooled (docs/performance.md).
 enum class storage { pooled, managed };
 
 struct group_options {
