@@ -6,6 +6,7 @@
 
 #include <multigpu/multigpu.hpp>
 
+#include "require_gpu.hpp"
 #include <CLI/CLI.hpp>
 
 #include <thrust/device_vector.h>
@@ -107,10 +108,7 @@ double best_of(F&& f) {
 
 int main(int argc, char** argv) {
   options o = parse(argc, argv);
-  if (mg::visible_device_count() == 0) {
-    std::fprintf(stderr, "demo: no CUDA device is visible; this demo needs at least one GPU.\n");
-    return 1;
-  }
+  if (const int status = examples::require_gpu("demo")) return status;
   try {
     mg::group_options group_opts;
     if (o.host_staged) group_opts.peers = mg::peer_policy::host_staged;

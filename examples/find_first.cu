@@ -7,6 +7,7 @@
 
 #include <multigpu/multigpu.hpp>
 
+#include "require_gpu.hpp"
 #include <cub/device/device_reduce.cuh>
 #include <cuda/functional>
 #include <thrust/iterator/counting_iterator.h>
@@ -73,10 +74,7 @@ int main(int argc, char** argv) {
       n = std::stoull(argv[i + 1]);
     }
   }
-  if (mg::visible_device_count() == 0) {
-    std::fprintf(stderr, "find_first: no CUDA device is visible\n");
-    return 77;
-  }
+  if (const int status = examples::require_gpu("find_first")) return status;
   try {
     mg::device_group group = devices.empty() ? mg::device_group::all() : mg::device_group(devices);
     std::mt19937 rng(11);

@@ -7,6 +7,7 @@
 
 #include <multigpu/multigpu.hpp>
 
+#include "require_gpu.hpp"
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -42,10 +43,7 @@ int main(int argc, char** argv) {
       steps = std::stoi(argv[++i]);
     }
   }
-  if (mg::visible_device_count() == 0) {
-    std::fprintf(stderr, "heat: no CUDA device is visible\n");
-    return 77;
-  }
+  if (const int status = examples::require_gpu("heat")) return status;
   try {
     mg::device_group group = devices.empty() ? mg::device_group::all() : mg::device_group(devices);
     const double alpha = 0.25;

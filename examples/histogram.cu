@@ -1,13 +1,15 @@
-// A histogram over a distributed_vector: every device bins its own segment with CUB
-// (temporary storage from the slot's pool, on the slot's stream) into its own row of a
-// slots x bins vector, and the rows are merged across devices, then checked against a
-// histogram made on the host.
+// A histogram over a distributed_vector: for_each_segment hands every segment to a function
+// that bins it with CUB (temporary storage from the slot's pool, on the slot's stream, with
+// the slot's device current) into its own row of a slots x bins vector; the rows are merged
+// across devices, then checked against a histogram made on the host.
 //
 //   histogram [--devices 0,0,0] [--n 10000000] [--bins 64]
 
 #include <multigpu/multigpu.hpp>
 
 #include <cub/device/device_histogram.cuh>
+
+#include "require_gpu.hpp"
 
 #include <cstdio>
 #include <random>
@@ -23,18 +25,16 @@ std::vector<unsigned> histogram(const mg::distributed_vector<int>& v, int bins, 
   // One row of `bins` counters per slot, laid out so that slot s's row is its own segment.
   const std::size_t slots = v.segment_count();
   mg::distributed_vector<unsigned> rows(v.group(), mg::distribution::block(slots * bins, slots));
-  for (std::size_t s = 0; s < slots; ++s) {
-    auto seg = v.segment(s);
-    auto row = rows.segment(s);
-    if (seg.empty()) continue;
-    mg::device_guard guard(seg.device());
+  mg::fill(rows, 0u);  // the rows of empty segments stay zero
+  mg::for_each_segment(v, [&](mg::segment_view<const int> seg) {
+    auto row = rows.segment(seg.slot());
     std::size_t bytes = 0;
     MULTIGPU_CUDA_TRY(cub::DeviceHistogram::HistogramEven(nullptr, bytes, seg.data(), row.data(), bins + 1, lower,
                                                           upper, static_cast<long long>(seg.size()), seg.stream()));
-    mg::device_buffer<std::byte> temp(bytes, v.group().pool(s), seg.stream());
+    mg::device_buffer<std::byte> temp(bytes, v.group().pool(seg.slot()), seg.stream());
     MULTIGPU_CUDA_TRY(cub::DeviceHistogram::HistogramEven(temp.data(), bytes, seg.data(), row.data(), bins + 1, lower,
                                                           upper, static_cast<long long>(seg.size()), seg.stream()));
-  }
+  });
   // Merge: gather the rows (slots x bins counters) and add them up.
   std::vector<unsigned> all = mg::to_vector(rows), total(bins, 0);
   for (std::size_t s = 0; s < slots; ++s)
@@ -57,10 +57,7 @@ int main(int argc, char** argv) {
       bins = std::stoi(argv[i + 1]);
     }
   }
-  if (mg::visible_device_count() == 0) {
-    std::fprintf(stderr, "histogram: no CUDA device is visible\n");
-    return 77;
-  }
+  if (const int status = examples::require_gpu("histogram")) return status;
   try {
     mg::device_group group = devices.empty() ? mg::device_group::all() : mg::device_group(devices);
     // Sums of three dice scaled to [0, 1024), some samples out of range: integer samples and

@@ -10,6 +10,8 @@
 
 #include <mpi.h>
 
+#include "require_gpu.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -37,7 +39,7 @@ int main(int argc, char** argv) {
     // Who am I, and which GPU is mine (local rank modulo this host's GPUs).
     const mg::launch_info me = mg::mpi_bootstrap();
     if (mg::visible_device_count() == 0) {
-      if (me.rank == 0) std::printf("no GPU visible: skipped\n");
+      if (me.rank == 0) (void)examples::require_gpu("mpi_saxpy");
       MPI_Finalize();
       return 77;
     }

@@ -1,4 +1,4 @@
-// Bad input: every precondition of the public interface (../shared/API.md) throws the
+// Bad input: every precondition of the public interface (docs/api.md) throws the
 // documented exception type with a message that names the values involved, and the
 // objects involved stay usable. (Checks already made with their messages elsewhere are not
 // repeated: invalid device ids in runtime_test, mismatched lengths of copy and of unary
@@ -56,6 +56,9 @@ struct average3 {
 };
 struct ignore_segments {
   void operator()(mg::segment_view<double>, mg::segment_view<double>) const {}
+};
+struct ignore_int_segments {
+  void operator()(mg::segment_view<int>, mg::segment_view<int>) const {}
 };
 
 /// Three slots on device 0: multi-segment logic on any machine.
@@ -305,6 +308,35 @@ TEST(BadInput, ExtensionPreconditionsNameTheirValues) {
                                                    {"for_each_segment", "100", "101"}));
   mg::stencil_transform(in, out, 1, average3{});
   EXPECT_EQ(mg::count(out, 0.0), 100u);
+}
+
+// Groups built separately over the same devices are different groups (each has its own
+// streams and pools): an operand on the other one is redistributed, which the diagnostics
+// count, and for_each_segment refuses them with a message that names the copy to make.
+struct add_ints {
+  __host__ __device__ int operator()(int a, int b) const { return a + b; }
+};
+
+TEST(BadInput, SeparatelyBuiltGroupsAreCountedAndNamed) {
+  using mg::diagnostics::path;
+  const mg::device_group g1({0, 0, 0}), g2({0, 0, 0});
+  ASSERT_FALSE(g1 == g2);
+  mg::distributed_vector<int> a(iota_vector(1009), g1), b(iota_vector(1009), g2), out(1009, g1);
+  const std::uint64_t operands = mg::diagnostics::count(path::redistributed_operand);
+  const std::uint64_t outputs = mg::diagnostics::count(path::redistributed_output);
+  mg::transform(a, b, out, add_ints{});
+  EXPECT_EQ(mg::diagnostics::count(path::redistributed_operand), operands + 1);
+  EXPECT_EQ(mg::diagnostics::count(path::redistributed_output), outputs);
+  mg::transform(a, a, b, add_ints{});
+  EXPECT_EQ(mg::diagnostics::count(path::redistributed_output), outputs + 1);
+  const auto twice = mg::to_vector(b);
+  for (std::size_t i = 0; i < twice.size(); ++i) ASSERT_EQ(twice[i], 2 * static_cast<int>(i)) << i;
+  EXPECT_EQ(mg::to_vector(out), twice);
+  EXPECT_TRUE(throws_naming<std::invalid_argument>([&] { mg::for_each_segment(a, b, ignore_int_segments{}); },
+                                                   {"for_each_segment", "different groups", "multigpu::copy"}));
+  // Aligned operands on one group cost nothing extra.
+  mg::transform(a, out, out, add_ints{});
+  EXPECT_EQ(mg::diagnostics::count(path::redistributed_operand), operands + 1);
 }
 
 TEST(BadInput, NullIteratorsAsOutputOrSecondInputAreRejected) {

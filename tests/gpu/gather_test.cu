@@ -201,4 +201,29 @@ TEST(GatherErrors, LengthsGroupsAndAliasing) {
   EXPECT_THROW(mg::gather(std::vector<int>(9, 0), input, output), std::invalid_argument);
 }
 
+// scatter(x, idx, idx): the map as the output would be overwritten while other threads still
+// read it (on one slot, one kernel does both). Refused on every group shape, naming the map,
+// with nothing written.
+TEST(GatherErrors, ScatterIntoItsOwnMapIsRefusedAndWritesNothing) {
+  for (const auto& s : exchange_shapes()) {
+    SCOPED_TRACE(s.name);
+    std::vector<int> reversed(1000);
+    for (int i = 0; i < 1000; ++i) reversed[i] = 999 - i;
+    mg::distributed_vector<int> values(reversed, s.group), map(reversed, s.group);
+    try {
+      mg::scatter(values, map, map);
+      ADD_FAILURE() << "no exception";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("must not be the map"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(mg::to_vector(map), reversed);
+    // Map and input may be the same vector: both are only read.
+    mg::distributed_vector<int> out(1000, 0, s.group);
+    mg::scatter(map, map, out);
+    std::vector<int> want(1000);
+    for (int i = 0; i < 1000; ++i) want[reversed[i]] = reversed[i];
+    EXPECT_EQ(mg::to_vector(out), want);
+  }
+}
+
 }  // namespace

@@ -4,7 +4,9 @@
 
 #include "support.hpp"
 
+#include <limits>
 #include <numeric>
+#include <type_traits>
 
 namespace {
 
@@ -294,6 +296,48 @@ TEST(ReduceOrder, CommutativeDeclarationTakesTheFastPath) {
   // The same operator undeclared keeps element order: one order-keeping reduction per segment.
   EXPECT_TRUE(near(mg::reduce(v, vec3{}, vec3_plus{}), want, tolerance<vec3>(host.size(), scale)));
   EXPECT_GT(mg::diagnostics::count(path::ordered_reduce), ordered) << "the counter missed the order-keeping kernel";
+}
+
+// As std::reduce, reduce accumulates in the type of init, on every path: the one-launch
+// reduction of small pieces, CUB's, and the order-keeping one for operators not known to be
+// commutative; async, over iterators, and on every group shape.
+struct plain_long_long_plus {  // not known commutative: the order-keeping path
+  __host__ __device__ long long operator()(long long a, long long b) const { return a + b; }
+};
+
+TEST(ReduceTypes, InitOfAnotherTypeIsTheAccumulator) {
+  static_assert(std::is_same_v<decltype(mg::reduce(std::declval<mg::distributed_vector<int>&>(), 0LL)), long long>);
+  static_assert(std::is_same_v<decltype(mg::reduce(std::declval<mg::distributed_vector<int>&>(), 0.5)), double>);
+  static_assert(
+      std::is_same_v<decltype(mg::reduce_async(std::declval<mg::distributed_vector<int>&>(), 0LL)), mg::future<long long>>);
+  // 2^21 + 7 ints of 2^20 each (about 2^41 in all, far past int; 4099 of them, past 2^31,
+  // under the sanitizers), on one slot, three slots and host staged; then random ints with an
+  // init whose fraction an int accumulator would drop.
+  const std::size_t big = small_run() ? 4099 : (std::size_t{1} << 21) + 7;
+  for (std::size_t which : {std::size_t{0}, std::size_t{1}, std::size_t{3}}) {
+    const auto& sh = shapes()[which];
+    SCOPED_TRACE(sh.name);
+    {
+      std::vector<int> host(big, 1 << 20);
+      host[big / 3] = -7;
+      mg::distributed_vector<int> v(host, sh.group);
+      const long long want = std::reduce(host.begin(), host.end(), 0LL);
+      ASSERT_GT(want, std::numeric_limits<int>::max());
+      EXPECT_EQ(mg::reduce(v, 0LL), want);
+      EXPECT_EQ(mg::reduce(v.begin(), v.end(), 0LL, cuda::std::plus<>{}), want);
+      EXPECT_EQ(mg::reduce_async(v, 0LL).get(), want);
+      EXPECT_EQ(mg::reduce(v, 0LL, plain_long_long_plus{}), want);
+      EXPECT_EQ(mg::reduce(v, 5LL, cuda::maximum<>{}), 1 << 20);
+    }
+    for (std::size_t n : sizes(sh.group.size(), false)) {
+      auto host = random_vector<int>(n);
+      mg::distributed_vector<int> v(host, sh.group);
+      // Every partial sum of these ints is exact in double, so the order does not matter.
+      EXPECT_EQ(mg::reduce(v, 0.5), std::reduce(host.begin(), host.end(), 0.5)) << n << " elements";
+      EXPECT_EQ(mg::reduce(v.begin(), v.end(), 0.25, plain_long_long_plus{}),
+                static_cast<double>(std::reduce(host.begin(), host.end(), 0LL))) << n << " elements";
+    }
+  }
 }
 
 TEST(ReduceErrors, MismatchedLengthsAndBadRanges) {

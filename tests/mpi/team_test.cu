@@ -17,6 +17,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace mg = multigpu;
@@ -167,6 +168,31 @@ TEST(TeamVector, ReduceBuiltInAndRankOrdered) {
       const mat2 start{3, 1, 4, 1};
       EXPECT_EQ(mg::reduce(m, start, mat_mul{}), std::accumulate(host_m.begin(), host_m.end(), start, mat_mul{}));
       EXPECT_EQ(mg::reduce(m, identity, mat_mul{}), std::accumulate(host_m.begin(), host_m.end(), identity, mat_mul{}));
+    }
+}
+
+// As std::reduce, the team reduce accumulates in init's type, across ranks too: ints whose sum
+// is far past int, with 0LL (the engine's all_reduce in long long) and with an operator
+// not known commutative (rank order, on the host), and ints with 0.5.
+int value_big(std::size_t i) { return (1 << 30) - static_cast<int>(i % 3); }
+struct long_long_plus {
+  __host__ __device__ long long operator()(long long a, long long b) const { return a + b; }
+};
+
+TEST(TeamVector, ReduceAccumulatesInTheTypeOfInit) {
+  mg::team t = world();
+  for (const layout& l : layouts())
+    for (const mg::device_group& g : groups()) {
+      SCOPED_TRACE(describe(l, g));
+      auto v = make<int>(t, l, g, value_big);
+      const auto host = reference<int>(v.size(), value_big);
+      const long long want = std::accumulate(host.begin(), host.end(), 7LL);
+      static_assert(std::is_same_v<decltype(mg::reduce(v, 7LL)), long long>);
+      EXPECT_EQ(mg::reduce(v, 7LL), want);
+      EXPECT_EQ(mg::reduce(v, 7LL, long_long_plus{}), want);
+      auto small = make<int>(t, l, g, value_int);
+      const auto host_small = reference<int>(small.size(), value_int);
+      EXPECT_EQ(mg::reduce(small, 0.5), std::accumulate(host_small.begin(), host_small.end(), 0.5));
     }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // count and count_if: a transform_reduce that sums 0/1.
 
+#include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/transform_reduce.hpp>
 #include <multigpu/core/nvtx.hpp>
 

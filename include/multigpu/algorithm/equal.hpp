@@ -3,6 +3,7 @@
 // mismatches by a transform_reduce (the second range is redistributed if it does not line
 // up with the first).
 
+#include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/transform_reduce.hpp>
 #include <multigpu/core/nvtx.hpp>
 

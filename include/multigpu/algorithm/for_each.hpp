@@ -1,6 +1,8 @@
 #pragma once
 // for_each: f(T&) on every element, one grid per segment; nothing waits.
 
+#include <multigpu/algorithm/detail/cuda_only.hpp>
+#include <multigpu/algorithm/detail/operator_checks.hpp>
 #include <multigpu/algorithm/detail/cub_call.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
 #include <multigpu/core/nvtx.hpp>
@@ -11,6 +13,7 @@ namespace multigpu {
 
 template <class T, class F>
 void for_each(segmented_iterator<T, false> first, segmented_iterator<T, false> last, F f) {
+  detail::check_device_operator<F>();
   const nvtx_range range_mark("for_each", static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = detail::unpack_range("for_each", first, last);
   if (count == 0) return;

@@ -9,12 +9,13 @@
 // all-to-all (indices, then values); no kernel reads another device's memory.
 //
 // Errors: input and output on different groups, or a map whose length differs from the
-// output (gather) / input (scatter): std::invalid_argument naming both; output == input:
-// std::invalid_argument; an index outside [0, size of the indexed vector):
+// output (gather) / input (scatter): std::invalid_argument naming both; output == input, or
+// in scatter output == map: std::invalid_argument; an index outside [0, size of the indexed vector):
 // std::out_of_range naming the first bad map position and its value, found on the devices
 // (nothing is written then). In scatter, several map entries naming one element leave one
 // of their values there, which one is unspecified (as in thrust::scatter).
 
+#include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/detail/gather.hpp>
 
 #include <span>

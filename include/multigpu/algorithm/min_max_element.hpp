@@ -4,6 +4,7 @@
 // that prefers the smaller value and, between equivalent values, the smaller index: that
 // operator is commutative, so CUB's fastest reduction applies.
 
+#include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/detail/collectives.hpp>
 
 #include <cuda/std/functional>

@@ -23,6 +23,7 @@
 //
 // The whole vector is sorted; sorting a part of one is not offered.
 
+#include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/detail/sort.hpp>
 
 #include <cuda/std/functional>

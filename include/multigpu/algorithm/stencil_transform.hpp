@@ -2,6 +2,7 @@
 // stencil_transform: exchange halos, then one grid per segment where f sees each element and
 // its neighbours up to `radius` away, read from the segment's own memory and its halo.
 
+#include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/detail/cub_call.hpp>
 #include <multigpu/core/nvtx.hpp>
 #include <multigpu/algorithm/detail/halo_exchange.hpp>

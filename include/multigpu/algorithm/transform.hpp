@@ -6,6 +6,8 @@
 // overlaps an input of the same vector at another index (a shift) is written to a
 // temporary first, so the result is as if every input were read before any output written.
 
+#include <multigpu/algorithm/detail/cuda_only.hpp>
+#include <multigpu/algorithm/detail/operator_checks.hpp>
 #include <multigpu/algorithm/detail/cub_call.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
 #include <multigpu/core/nvtx.hpp>
@@ -18,6 +20,7 @@ namespace multigpu {
 /// out[i] = f(first[i]) for i in [0, last - first).
 template <segmented_iterator_type In, class U, class F>
 void transform(In first, In last, segmented_iterator<U, false> out, F f) {
+  detail::check_device_operator<F>();
   using T = typename In::value_type;
   const nvtx_range range_mark("transform", static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = detail::unpack_range("transform", first, last);
@@ -39,6 +42,7 @@ void transform(In first, In last, segmented_iterator<U, false> out, F f) {
 /// out[i] = f(first1[i], first2[i]) for i in [0, last1 - first1).
 template <segmented_iterator_type In1, segmented_iterator_type In2, class U, class F>
 void transform(In1 first1, In1 last1, In2 first2, segmented_iterator<U, false> out, F f) {
+  detail::check_device_operator<F>();
   using A = typename In1::value_type;
   using B = typename In2::value_type;
   const nvtx_range range_mark("transform", static_cast<std::uint64_t>(last1 - first1));

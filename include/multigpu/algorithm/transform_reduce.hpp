@@ -2,8 +2,10 @@
 // transform_reduce (unary and binary) and dot: the transform is fused into the reduction's
 // loads, one pass over the data per device; partials merge as for reduce.
 
+#include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/detail/functors.hpp>
 #include <multigpu/algorithm/detail/collectives.hpp>
+#include <multigpu/algorithm/detail/operator_checks.hpp>
 
 #include <cuda/std/functional>
 #include <thrust/iterator/counting_iterator.h>
@@ -17,6 +19,7 @@ namespace multigpu {
 template <segmented_iterator_type I, class U, class R, class F>
 future<U> transform_reduce_async(I first, I last, U init, R reduce_op, F transform_op) {
   using T = typename I::value_type;
+  detail::check_host_device_operator<R>();
   using traits = detail::partial_traits<U, R>;
   using P = typename traits::partial;
   const nvtx_range range_mark("transform_reduce", static_cast<std::uint64_t>(last - first));
@@ -39,6 +42,7 @@ future<U> transform_reduce_async(I first, I last, U init, R reduce_op, F transfo
 template <segmented_iterator_type I1, segmented_iterator_type I2, class U, class R, class C>
 future<U> transform_reduce_async(I1 first1, I1 last1, I2 first2, U init, R reduce_op, C combine_op) {
   using A = typename I1::value_type;
+  detail::check_host_device_operator<R>();
   using B = typename I2::value_type;
   using traits = detail::partial_traits<U, R>;
   using P = typename traits::partial;

@@ -12,6 +12,7 @@
 // host (combining ranks' partial results in rank order), so they must be
 // __host__ __device__; they need associativity, not commutativity.
 
+#include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/count.hpp>
 #include <multigpu/algorithm/detail/functors.hpp>
 #include <multigpu/algorithm/detail/halo_exchange.hpp>
@@ -78,11 +79,12 @@ T builtin_identity(reduce_op op) {
   return T(0);
 }
 
-/// The reduction of a local vector's elements without an initial value (none when empty).
-template <class T, class Op>
-std::optional<T> local_partial(const distributed_vector<T>& v, Op op) {
+/// The reduction of a local vector's elements without an initial value, accumulated in Acc
+/// (none when empty).
+template <class Acc, class T, class Op>
+std::optional<Acc> local_partial(const distributed_vector<T>& v, Op op) {
   if (v.empty()) return std::nullopt;
-  return reduce(v.begin() + 1, v.end(), v.read(0), op);
+  return reduce(v.begin() + 1, v.end(), static_cast<Acc>(v.read(0)), op);
 }
 
 /// x -> op(carry, x): folds the ranks before this one into a local inclusive scan.
@@ -143,23 +145,24 @@ void transform(const team_vector<T>& in, team_vector<U>& out, F f) {
 
 // ---- Collective algorithms ----------------------------------------------------------------
 
-/// init op x0 op x1 ... in global order, on every rank. Built-in operators on arithmetic
-/// types (see detail::builtin_reduce_op) combine ranks with the engine's all_reduce (floating
-/// point sums may then round differently); any other operator combines the ranks' partial
-/// results on the host in rank order, so it needs associativity, not commutativity.
-template <class T, class Op = cuda::std::plus<>>
-T reduce(const team_vector<T>& v, std::type_identity_t<T> init, Op op = {}) {
-  constexpr std::optional<reduce_op> builtin = detail::builtin_reduce_op<T, Op>();
+/// init op x0 op x1 ... in global order, on every rank, accumulated in Init (as std::reduce).
+/// Built-in operators on arithmetic types (see detail::builtin_reduce_op) combine ranks with
+/// the engine's all_reduce (floating point sums may then round differently); any other
+/// operator combines the ranks' partial results on the host in rank order, so it needs
+/// associativity, not commutativity.
+template <class T, class Init, class Op = cuda::std::plus<>>
+Init reduce(const team_vector<T>& v, Init init, Op op = {}) {
+  constexpr std::optional<reduce_op> builtin = detail::builtin_reduce_op<Init, Op>();
   if constexpr (builtin.has_value()) {
-    const T partial = detail::run_collective(v.team(), team_operation::reduce, sizeof(T), [&] {
-      return reduce(v.local(), detail::builtin_identity<T>(*builtin), op);
+    const Init partial = detail::run_collective(v.team(), team_operation::reduce, sizeof(Init), [&] {
+      return reduce(v.local(), detail::builtin_identity<Init>(*builtin), op);
     });
-    return op(init, v.team().comm().all_reduce(partial, *builtin));
+    return static_cast<Init>(op(init, v.team().comm().all_reduce(partial, *builtin)));
   } else {
-    const std::optional<T> partial = detail::run_collective(v.team(), team_operation::reduce, sizeof(T),
-                                                            [&] { return detail::local_partial(v.local(), op); });
-    const std::optional<T> all = fold_in_rank_order<T>(detail::all_gather_optional(v.team().comm(), partial), op);
-    return all ? op(init, *all) : init;
+    const std::optional<Init> partial = detail::run_collective(
+        v.team(), team_operation::reduce, sizeof(Init), [&] { return detail::local_partial<Init>(v.local(), op); });
+    const std::optional<Init> all = fold_in_rank_order<Init>(detail::all_gather_optional(v.team().comm(), partial), op);
+    return all ? static_cast<Init>(op(init, *all)) : init;
   }
 }
 
@@ -190,7 +193,7 @@ template <class T, class Op = cuda::std::plus<>>
 void exclusive_scan(const team_vector<T>& in, team_vector<T>& out, std::type_identity_t<T> init, Op op = {}) {
   detail::expect_same_layout("exclusive_scan", in, out);
   const std::optional<T> total = detail::run_collective(in.team(), team_operation::exclusive_scan, sizeof(T),
-                                                        [&] { return detail::local_partial(in.local(), op); });
+                                                        [&] { return detail::local_partial<T>(in.local(), op); });
   const auto carries = rank_carries<T>(detail::all_gather_optional(in.team().comm(), total), op);
   const std::optional<T>& carry = carries[static_cast<std::size_t>(in.rank())];
   exclusive_scan(in.local(), out.local(), carry ? op(init, *carry) : init, op);

@@ -18,8 +18,10 @@ enum class path : unsigned {
   staged_host_download,  ///< a devices-to-host copy into pageable memory through the staging workers
   overlap_staged_copy,   ///< a copy within one vector whose ranges overlap, made through a temporary
   one_launch_reduce,     ///< a small piece of a commutative reduction reduced by one block in one launch
+  redistributed_operand, ///< an input on another group or layout copied onto the first input's layout
+  redistributed_output,  ///< an output on another group or layout written through a temporary and copied back
 };
-inline constexpr std::size_t path_count = 7;
+inline constexpr std::size_t path_count = 9;
 
 namespace detail {
 inline std::atomic<std::uint64_t> counters[path_count]{};

@@ -24,9 +24,14 @@ concept distributed_vector_type = is_distributed_vector_v<std::remove_cvref_t<V>
 namespace detail {
 template <class First, class Other>
 void expect_same_layout_as(const First& first, const Other& other) {
-  MULTIGPU_EXPECTS(other.group() == first.group() && other.layout() == first.layout(),
-                   concat("for_each_segment: vectors of ", first.size(), " and ", other.size(),
-                          " elements do not share a group and layout; copy one onto the other's layout first"));
+  if (other.group() == first.group() && other.layout() == first.layout()) return;
+  const char* why = other.group() == first.group()
+                        ? "are laid out differently over the same group"
+                        : "are on different groups (a group is its slots' streams and pools: two groups built "
+                          "separately differ even over the same devices)";
+  MULTIGPU_EXPECTS(false, concat("for_each_segment: vectors of ", first.size(), " and ", other.size(), " elements ", why,
+                       "; copy one onto the other's layout first: "
+                       "distributed_vector<T> aligned(a.group(), a.layout()); multigpu::copy(b, aligned);"));
 }
 template <class First, class... Rest>
 void expect_same_layout(const First& first, const Rest&... rest) {

@@ -3,6 +3,7 @@
 // algorithms that produce a per-device result (a count, a minimum index, a norm) and need
 // it combined across devices without hand-written cross-device code.
 
+#include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/detail/collectives.hpp>
 #include <multigpu/extension/for_each_segment.hpp>
 

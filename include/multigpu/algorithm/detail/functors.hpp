@@ -23,6 +23,16 @@ struct iota_functor {
   __device__ void operator()(std::size_t i) const { out[i] = static_cast<T>(first + static_cast<T>(offset + i)); }
 };
 
+/// x converted to U: reductions that accumulate in the type of their initial value
+/// (reduce(ints, 0LL), as std::reduce) read each element as U.
+template <class U>
+struct convert_to {
+  template <class X>
+  __host__ __device__ U operator()(const X& x) const {
+    return static_cast<U>(x);
+  }
+};
+
 /// f(a[i], b[i]) for a counting-iterator input: a binary transform as a unary one.
 template <class A, class B, class F>
 struct zip_apply {

@@ -332,6 +332,10 @@ void scatter_impl(const distributed_vector<T>& input, const distributed_vector<I
   expect_map_length(algorithm, map_in.size(), "input", input.size());
   MULTIGPU_EXPECTS(static_cast<const void*>(&input) != static_cast<const void*>(&output),
                    "scatter: the output must not be the input");
+  // out[map[i]] = in[i] with the map as the output would overwrite indices other threads
+  // have yet to read (a precondition of thrust::scatter too).
+  MULTIGPU_EXPECTS(static_cast<const void*>(&map_in) != static_cast<const void*>(&output),
+                   "scatter: the output must not be the map");
   if (input.empty()) return;
   std::optional<distributed_vector<I>> copy;
   const distributed_vector<I>& map = lined_up_map(map_in, input, copy);

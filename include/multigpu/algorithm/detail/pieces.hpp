@@ -6,6 +6,7 @@
 
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/diagnostics.hpp>
 #include <multigpu/core/nvtx.hpp>
 #include <multigpu/runtime/detail/group_state.hpp>
 
@@ -66,6 +67,7 @@ class aligned_input {
   aligned_input(const range_ref<T>& reference, const distributed_vector<U>& v, std::size_t first)
       : range_(v, first, reference.count) {
     if (v.group() == reference.group() && aligned(range_.pieces, reference.pieces)) return;
+    diagnostics::note(diagnostics::path::redistributed_operand);
     temp_.emplace(reference.group(), layout_like(reference));
     temp_->copy_range_from(v, first, reference.count, 0);
     range_ = range_ref<U>(*temp_, 0, reference.count);
@@ -89,7 +91,9 @@ class aligned_output {
   aligned_output(const range_ref<T>& reference, distributed_vector<U>& v, std::size_t first, bool stage = false)
       : target_(&v), first_(first), range_(v, first, reference.count) {
     stage = stage || overlaps_shifted(*reference.vector, reference.first, v, first, reference.count);
-    if (!stage && v.group() == reference.group() && aligned(range_.pieces, reference.pieces)) return;
+    const bool lined_up = v.group() == reference.group() && aligned(range_.pieces, reference.pieces);
+    if (!stage && lined_up) return;
+    if (!lined_up) diagnostics::note(diagnostics::path::redistributed_output);
     temp_.emplace(reference.group(), layout_like(reference));
     range_ = range_ref<U>(*temp_, 0, reference.count);
   }
