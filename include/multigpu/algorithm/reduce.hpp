@@ -26,32 +26,13 @@ template <segmented_iterator_type I, class Init, class Op = cuda::std::plus<>>
 future<Init> reduce_async(I first, I last, Init init, Op op = {}) {
   using T = typename I::value_type;
   detail::check_reduction_operator<Init, T, Op>();
-  if constexpr (!std::is_same_v<Init, T>) {
-    // Each element is read as Init: one fused pass, on the same one-launch, CUB and
-    // order-keeping paths as transform_reduce.
-    static_assert(std::is_constructible_v<Init, const T&>,
-                  "multigpu::reduce accumulates in the type of init, as std::reduce: the element type "
-                  "must convert to it (pass an init of the element type, or use transform_reduce)");
-    return transform_reduce_async(first, last, init, op, detail::convert_to<Init>{});
-  } else {
-    using traits = detail::partial_traits<T, Op>;
-    using P = typename traits::partial;
-    const nvtx_range range_mark("reduce", static_cast<std::uint64_t>(last - first));
-    auto [v, begin, count] = detail::unpack_range("reduce", first, last);
-    if (count == 0) return future<T>(init);
-    detail::range_ref<T> range(*v, begin, count);
-    const auto pop = traits::lift(op);
-    detail::call_fingerprint fingerprint;
-    fingerprint.add(init);
-    return detail::reduce_pieces<T, P>(
-        range, pop, init,
-        [&](const detail::piece_context& ctx, P* out, bool first_piece) {
-          detail::reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)),
-                                           detail::identity_transform{}, pop,
-                                           first_piece ? traits::wrap(init) : traits::empty(), out);
-        },
-        static_cast<const P*>(nullptr), &fingerprint);
-  }
+  static_assert(std::is_constructible_v<Init, const T&>,
+                "multigpu::reduce accumulates in the type of init, as std::reduce: the element type must "
+                "convert to it (pass an init of the element type, or use transform_reduce)");
+  // Another Init reads each element as Init: one fused pass, on the same one-launch, CUB and
+  // order-keeping paths.
+  using read_as = std::conditional_t<std::is_same_v<Init, T>, detail::identity_transform, detail::convert_to<Init>>;
+  return detail::transform_reduce_range("reduce", first, last, init, op, read_as{});
 }
 
 template <class T, class Init, class Op = cuda::std::plus<>>

@@ -15,27 +15,36 @@
 
 namespace multigpu {
 
+namespace detail {
+/// init R t(x[first]) R ... R t(x[last-1]): the one-input reduction behind reduce and
+/// transform_reduce (an identity transform is CUB's plain Reduce).
+template <segmented_iterator_type I, class U, class R, class F>
+future<U> transform_reduce_range(const char* algorithm, I first, I last, U init, R reduce_op, F transform_op) {
+  using T = typename I::value_type;
+  using traits = partial_traits<U, R>;
+  using P = typename traits::partial;
+  const nvtx_range range_mark(algorithm, static_cast<std::uint64_t>(last - first));
+  auto [v, begin, count] = unpack_range(algorithm, first, last);
+  if (count == 0) return future<U>(init);
+  range_ref<T> range(*v, begin, count);
+  const auto pop = traits::lift(reduce_op);
+  call_fingerprint fingerprint;
+  fingerprint.add_all(init, transform_op);
+  return reduce_pieces<U, P>(
+      range, pop, init,
+      [&](const piece_context& ctx, P* out, bool first_piece) {
+        reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), transform_op, pop,
+                                 first_piece ? traits::wrap(init) : traits::empty(), out);
+      },
+      static_cast<const P*>(nullptr), &fingerprint);
+}
+}  // namespace detail
+
 /// init R t(x[first]) R ... R t(x[last-1]).
 template <segmented_iterator_type I, class U, class R, class F>
 future<U> transform_reduce_async(I first, I last, U init, R reduce_op, F transform_op) {
-  using T = typename I::value_type;
   detail::check_host_device_operator<R>();
-  using traits = detail::partial_traits<U, R>;
-  using P = typename traits::partial;
-  const nvtx_range range_mark("transform_reduce", static_cast<std::uint64_t>(last - first));
-  auto [v, begin, count] = detail::unpack_range("transform_reduce", first, last);
-  if (count == 0) return future<U>(init);
-  detail::range_ref<T> range(*v, begin, count);
-  const auto pop = traits::lift(reduce_op);
-  detail::call_fingerprint fingerprint;
-  fingerprint.add_all(init, transform_op);
-  return detail::reduce_pieces<U, P>(
-      range, pop, init,
-      [&](const detail::piece_context& ctx, P* out, bool first_piece) {
-        detail::reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), transform_op, pop,
-                                         first_piece ? traits::wrap(init) : traits::empty(), out);
-      },
-      static_cast<const P*>(nullptr), &fingerprint);
+  return detail::transform_reduce_range("transform_reduce", first, last, init, reduce_op, transform_op);
 }
 
 /// init R c(a[0], b[0]) R ... : the second range starts at first2 and has the same length.
