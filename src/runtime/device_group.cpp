@@ -389,6 +389,12 @@ copy_route device_group::route_between(std::size_t from, std::size_t to) const {
   (void)device(to);
   return state_->route_between(from, to);
 }
+peer_link device_group::link(std::size_t from, std::size_t to) const {
+  const int a = device(from);
+  const int b = device(to);
+  if (a == b) return {};
+  return state_->links().at(a, b);
+}
 merge_route device_group::merge(merge_kind kind) const { return state_->merge(kind); }
 device_pool& device_group::pool(std::size_t slot) const {
   (void)device(slot);

@@ -1,6 +1,7 @@
 #include <multigpu/transfer/device_copy.hpp>
 
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/runtime/device_group.hpp>
 #include <multigpu/runtime/detail/group_state.hpp>
 #include <multigpu/transfer/chunking.hpp>
 
@@ -121,6 +122,15 @@ void run_staged(std::span<staged_pair> work, event_pool& events) {
 }
 
 }  // namespace
+
+void copy_between(const device_group& source_group, const device_group& destination_group,
+                  std::span<const byte_move> moves) {
+  for (const byte_move& m : moves) {
+    (void)source_group.device(m.src_slot);  // std::out_of_range names the slot
+    (void)destination_group.device(m.dst_slot);
+  }
+  copy_between(detail::state_of(source_group), detail::state_of(destination_group), moves);
+}
 
 void copy_between(group_state& source_group, group_state& destination_group,
                   std::span<const byte_move> moves) {

@@ -68,7 +68,7 @@ class device_group;
 namespace detail {
 class group_state;
 /// The shared state behind a group: pools, events, staging, scratch. Internal to the library
-/// (algorithms, transfers, the doctor); extensions go through the public API and the
+/// (algorithms, transfers); extensions go through the public API and the
 /// executor (for_each_segment, reduce_segments, exchange_halos).
 group_state& state_of(const device_group& group) noexcept;
 }
@@ -95,6 +95,11 @@ class device_group {
   bool peer_enabled(std::size_t from, std::size_t to) const;
   /// The path a copy from slot `from` to slot `to` takes.
   copy_route route_between(std::size_t from, std::size_t to) const;
+  /// The peer link from the device of slot `from` to the device of slot `to`: whether CUDA
+  /// reports it, whether this group enabled it, and whether a test copy over it arrived
+  /// intact. Two slots of one device have no peer link (every field false).
+  /// std::out_of_range for a slot out of range.
+  peer_link link(std::size_t from, std::size_t to) const;
   /// Where partial results of multi-slot reductions (or scans) meet on this group.
   merge_route merge(merge_kind kind = merge_kind::reduction) const;
 

@@ -9,9 +9,12 @@
 #include <cstddef>
 #include <span>
 
-namespace multigpu::detail {
+namespace multigpu {
+class device_group;
+namespace detail {
 class group_state;
 }
+}  // namespace multigpu
 
 namespace multigpu::transfer {
 
@@ -24,6 +27,14 @@ struct byte_move {
   void* destination;
   std::size_t bytes;
 };
+
+/// Enqueues `moves` from segments of `source_group` to segments of `destination_group` (the
+/// same group or two groups): pointers are device memory of the named slots' devices, and
+/// each move's bytes are valid at its source and destination. Returns without a host wait;
+/// later work on the destination slots' streams sees the data. CUDA errors throw
+/// multigpu::cuda_error, staging memory that cannot be had throws multigpu::out_of_memory.
+void copy_between(const device_group& source_group, const device_group& destination_group,
+                  std::span<const byte_move> moves);
 
 void copy_between(detail::group_state& source_group, detail::group_state& destination_group,
                   std::span<const byte_move> moves);

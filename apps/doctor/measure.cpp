@@ -5,7 +5,7 @@
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/event.hpp>
 #include <multigpu/core/stream.hpp>
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/device_group.hpp>
 #include <multigpu/transfer/device_copy.hpp>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include <cstring>
 #include <span>
 #include <stdexcept>
+#include <string>
 
 namespace multigpu::doctor {
 namespace {
@@ -62,7 +63,6 @@ timing time_on_stream(int device, cudaStream_t stream, int repetitions, Enqueue&
 // early.
 double time_staged(const device_group& group, std::size_t from, std::size_t to, const void* source,
                    void* destination, std::size_t bytes, int repetitions) {
-  detail::group_state& state = detail::state_of(group);
   const int device = group.device(to);
   device_guard guard(device);
   event start(device, cudaEventDefault);
@@ -72,7 +72,7 @@ double time_staged(const device_group& group, std::size_t from, std::size_t to, 
   for (int run = -1; run < repetitions; ++run) {
     start.record(group.stream(to));
     start.order_before(group.stream(from));
-    transfer::copy_between(state, state, std::span(&move, 1));
+    transfer::copy_between(group, group, std::span(&move, 1));
     stop.record(group.stream(to));
     stop.synchronize();
     if (run >= 0) times.push_back(event::elapsed_ms(start, stop));
@@ -127,7 +127,7 @@ measurement_bench::~measurement_bench() = default;
 const measurement_bench::device_buffers& measurement_bench::buffers_of(int device) const {
   for (const device_buffers& b : devices_)
     if (b.device == device) return b;
-  throw std::invalid_argument(detail::concat("multigpu-doctor: device ", device, " is not measured"));
+  throw std::invalid_argument("multigpu-doctor: device " + std::to_string(device) + " is not measured");
 }
 
 std::vector<host_copy_measurement> measurement_bench::host_copies() {

@@ -1,7 +1,7 @@
 #include "probe.hpp"
 
 #include <multigpu/core/device_guard.hpp>
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/device_group.hpp>
 
 #if defined(MULTIGPU_HAS_MPI)
 #include <multigpu/comm/mpi_communicator.hpp>
@@ -193,7 +193,6 @@ std::vector<slot_pair> plan_pairs(const std::vector<int>& slot_devices) {
 }
 
 std::vector<peer_info> probe_peers(const device_group& group, const std::vector<slot_pair>& pairs) {
-  const peer_matrix& links = detail::state_of(group).links();
   std::vector<peer_info> out;
   for (const slot_pair& p : pairs) {
     peer_info info;
@@ -205,8 +204,9 @@ std::vector<peer_info> probe_peers(const device_group& group, const std::vector<
       int can = 0;
       MULTIGPU_CUDA_TRY(cudaDeviceCanAccessPeer(&can, info.from, info.to));
       info.can_access = can != 0;
-      info.enabled = links.at(info.from, info.to).enabled;
-      info.verified = links.at(info.from, info.to).verified;
+      const peer_link link = group.link(p.from_slot, p.to_slot);
+      info.enabled = link.enabled;
+      info.verified = link.verified;
       int rank = -1, atomics = 0;
       MULTIGPU_CUDA_TRY(cudaDeviceGetP2PAttribute(&rank, cudaDevP2PAttrPerformanceRank, info.from, info.to));
       MULTIGPU_CUDA_TRY(cudaDeviceGetP2PAttribute(&atomics, cudaDevP2PAttrNativeAtomicSupported, info.from, info.to));
