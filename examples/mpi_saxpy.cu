@@ -6,7 +6,7 @@
 
 #include <multigpu/comm.hpp>
 #include <multigpu/comm/mpi_communicator.hpp>
-#include <multigpu/comm/team_algorithms.hpp>
+#include <multigpu/team/team_algorithms.hpp>
 
 #include <mpi.h>
 

@@ -1,5 +1,5 @@
 // The exchange plans behind sort, gather and scatter: offsets, transposition and relayout.
-#include <multigpu/algorithm/detail/all_to_all.hpp>
+#include <multigpu/algorithm/detail/collective/all_to_all.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 #include <multigpu/comm/in_process_communicator.hpp>
-#include <multigpu/comm/team.hpp>
-#include <multigpu/comm/team_plan.hpp>
+#include <multigpu/team/team.hpp>
+#include <multigpu/team/team_plan.hpp>
 
 #include <gtest/gtest.h>
 

@@ -129,7 +129,7 @@ TYPED_TEST(Reduce, TransformReduceDotAndCount) {
     }
 }
 
-/// The one-launch reduction's shape for a reduction of T by `Op` (detail/small_reduce.hpp):
+/// The one-launch reduction's shape for a reduction of T by `Op` (detail/local/small_reduce.hpp):
 /// its limit is counted in elements of the type it accumulates in.
 template <class T, class Op>
 using small_reduce_shape_for = mg::detail::small_reduce_shape<mg::detail::small_reduce_accum_t<

@@ -106,7 +106,7 @@ TYPED_TEST(Scan, SubrangesAndOutputsOnOtherGroups) {
     }
 }
 
-/// Piece sizes around the one-launch scan's tile and limit (detail/small_scan.hpp), where
+/// Piece sizes around the one-launch scan's tile and limit (detail/local/small_scan.hpp), where
 /// its padding, its tile loop and the switch to CUB's scan meet: each piece of a {0} and a
 /// {0,0,0} group gets one of them.
 template <class T>

@@ -3,7 +3,7 @@
 // NCCL missing at run time. Each must be a clear comm_error. Needs no GPU.
 
 #include <multigpu/comm/mpi_communicator.hpp>
-#include <multigpu/comm/team.hpp>
+#include <multigpu/team/team.hpp>
 #if MULTIGPU_HAS_NCCL
 #include <multigpu/comm/nccl_communicator.hpp>
 #endif

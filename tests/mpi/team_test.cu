@@ -6,7 +6,7 @@
 #include "support.hpp"
 
 #include <multigpu/comm.hpp>
-#include <multigpu/comm/team_algorithms.hpp>
+#include <multigpu/team/team_algorithms.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 // fill and iota: one grid per segment on its stream; nothing waits.
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
-#include <multigpu/algorithm/detail/cub_call.hpp>
-#include <multigpu/algorithm/detail/functors.hpp>
+#include <multigpu/algorithm/detail/local/cub_call.hpp>
+#include <multigpu/algorithm/detail/local/functors.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
 #include <multigpu/core/nvtx.hpp>
 

@@ -5,7 +5,7 @@
 // operator is commutative, so CUB's fastest reduction applies.
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
-#include <multigpu/algorithm/detail/collectives.hpp>
+#include <multigpu/algorithm/detail/collective/collectives.hpp>
 
 #include <cuda/std/functional>
 #include <thrust/iterator/counting_iterator.h>

@@ -2,15 +2,15 @@
 // reduce and reduce_async: each segment is reduced on its own device (CUB, temporary
 // storage from the slot's pool) and the partials are folded in segment order. The operator
 // must be associative; it need not be commutative: operators not known to be commutative
-// keep element order (see detail/ordered_reduce.hpp), and multigpu::commutative(op) lets a
+// keep element order (see detail/local/ordered_reduce.hpp), and multigpu::commutative(op) lets a
 // user declare otherwise. Device operators must be callable on the host's view of their
 // type too: write them as functors or __host__ __device__ lambdas.
 // As std::reduce, the result and the accumulator have the type of `init`: reduce(ints, 0LL)
 // sums in long long, reduce(ints, 0.5) in double (docs/api.md#reduce).
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
-#include <multigpu/algorithm/detail/collectives.hpp>
-#include <multigpu/algorithm/detail/functors.hpp>
+#include <multigpu/algorithm/detail/collective/collectives.hpp>
+#include <multigpu/algorithm/detail/local/functors.hpp>
 #include <multigpu/algorithm/detail/operator_checks.hpp>
 #include <multigpu/algorithm/transform_reduce.hpp>
 

@@ -1,18 +1,18 @@
 #pragma once
 // inclusive_scan and exclusive_scan: reduce-then-scan across devices, as a local step plus
-// the executor's "exclusive scan of partials" collective (detail/collectives.hpp). Every
+// the executor's "exclusive scan of partials" collective (detail/collective/collectives.hpp). Every
 // device but the last reduces its piece (all at once); one tiny scan on the root turns the
 // partials into carries; each device then runs one CUB scan that reads its carry at run time
 // through cub::FutureValue (for inclusive scans as the initial value of CUB's inclusive
 // scan). No host synchronisation, 3 passes over the data per device (2 on the first).
 // Pieces of up to two tiles of one block are scanned in one launch of our own instead
-// (detail/small_scan.hpp): CUB's scan is two launches at any size.
+// (detail/local/small_scan.hpp): CUB's scan is two launches at any size.
 // Scan operators must be associative; they need not be commutative. In place is allowed.
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/detail/operator_checks.hpp>
-#include <multigpu/algorithm/detail/collectives.hpp>
-#include <multigpu/algorithm/detail/small_scan.hpp>
+#include <multigpu/algorithm/detail/collective/collectives.hpp>
+#include <multigpu/algorithm/detail/local/small_scan.hpp>
 
 #include <cub/device/device_scan.cuh>
 #include <cuda/std/functional>

@@ -1,6 +1,6 @@
 #pragma once
 // sort, stable_sort, sort_by_key, is_sorted, lower_bound and upper_bound on distributed
-// vectors. The sort is a sample sort across segments (detail/sort.hpp): every segment sorts
+// vectors. The sort is a sample sort across segments (detail/sort/sort.hpp): every segment sorts
 // locally with CUB, buckets bounded by splitters chosen from regular samples are exchanged
 // all-to-all, each receiver merges its sorted runs, and a last exchange puts the result back
 // into the vector's own layout (segment sizes never change). Extra device memory: about
@@ -24,7 +24,7 @@
 // The whole vector is sorted; sorting a part of one is not offered.
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
-#include <multigpu/algorithm/detail/sort.hpp>
+#include <multigpu/algorithm/detail/sort/sort.hpp>
 
 #include <cuda/std/functional>
 

@@ -3,9 +3,9 @@
 // its neighbours up to `radius` away, read from the segment's own memory and its halo.
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
-#include <multigpu/algorithm/detail/cub_call.hpp>
+#include <multigpu/algorithm/detail/local/cub_call.hpp>
 #include <multigpu/core/nvtx.hpp>
-#include <multigpu/algorithm/detail/halo_exchange.hpp>
+#include <multigpu/algorithm/detail/collective/halo_exchange.hpp>
 
 #include <cub/device/device_for.cuh>
 

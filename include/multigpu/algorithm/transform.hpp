@@ -8,7 +8,7 @@
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/detail/operator_checks.hpp>
-#include <multigpu/algorithm/detail/cub_call.hpp>
+#include <multigpu/algorithm/detail/local/cub_call.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
 #include <multigpu/core/nvtx.hpp>
 

@@ -3,8 +3,8 @@
 // loads, one pass over the data per device; partials merge as for reduce.
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
-#include <multigpu/algorithm/detail/functors.hpp>
-#include <multigpu/algorithm/detail/collectives.hpp>
+#include <multigpu/algorithm/detail/local/functors.hpp>
+#include <multigpu/algorithm/detail/collective/collectives.hpp>
 #include <multigpu/algorithm/detail/operator_checks.hpp>
 
 #include <cuda/std/functional>

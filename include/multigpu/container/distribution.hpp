@@ -6,7 +6,7 @@
 // containers use; explicit sizes describe any other layout (weighted splits, or temporaries
 // that must line up with part of another vector).
 
-#include <multigpu/container/piece.hpp>
+#include <multigpu/core/piece.hpp>
 #include <multigpu/container/piece_list.hpp>
 
 #include <cstddef>

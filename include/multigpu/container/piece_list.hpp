@@ -3,7 +3,7 @@
 // eight pieces (a range over a group of up to eight slots), on the heap only beyond, so
 // that splitting a range allocates nothing on the hot path of groups that size.
 
-#include <multigpu/container/piece.hpp>
+#include <multigpu/core/piece.hpp>
 
 #include <array>
 #include <cstddef>

@@ -5,7 +5,7 @@
 // (algorithm/detail/halo_exchange.hpp): peer or host-staged moves between neighbours only,
 // ordered by events, no host synchronisation. Host-only code (no kernels).
 
-#include <multigpu/algorithm/detail/halo_exchange.hpp>
+#include <multigpu/algorithm/detail/collective/halo_exchange.hpp>
 #include <multigpu/container/distributed_vector.hpp>
 
 namespace multigpu {

@@ -4,7 +4,7 @@
 // it combined across devices without hand-written cross-device code.
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
-#include <multigpu/algorithm/detail/collectives.hpp>
+#include <multigpu/algorithm/detail/collective/collectives.hpp>
 #include <multigpu/extension/for_each_segment.hpp>
 
 namespace multigpu {
@@ -19,7 +19,7 @@ future<U> reduce_segments_async(V&& v, U init, Op op, F&& f) {
   using T = typename std::remove_cvref_t<V>::value_type;
   if (v.size() == 0) return future<U>(init);
   // The non-empty segments are the pieces of the whole range; the values meet like the
-  // partials of reduce (detail/collectives.hpp), folded after init in slot order.
+  // partials of reduce (detail/collective/collectives.hpp), folded after init in slot order.
   detail::range_ref<T> range_of_v(v, 0, v.size());
   return detail::reduce_pieces<U, U>(
       range_of_v, op, init,

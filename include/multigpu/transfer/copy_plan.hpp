@@ -3,7 +3,7 @@
 // the source side and where they must go on the destination side (each a list of pieces
 // in global order), list the contiguous moves from one segment to another.
 
-#include <multigpu/container/piece.hpp>
+#include <multigpu/core/piece.hpp>
 
 #include <cstddef>
 #include <span>

@@ -11,8 +11,8 @@
 // No kernel ever reads another device's memory; only the all-to-all moves data. A group of
 // one slot needs no requests: its indices are checked, then one kernel does the work.
 
-#include <multigpu/algorithm/detail/all_to_all.hpp>
-#include <multigpu/algorithm/detail/cub_call.hpp>
+#include <multigpu/algorithm/detail/collective/all_to_all.hpp>
+#include <multigpu/algorithm/detail/local/cub_call.hpp>
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
 

@@ -22,7 +22,7 @@
 // alternating between two outputs, ping-pong buffers, or a few init values all replay), in a
 // cache of 64 that drops the least recently used.
 
-#include <multigpu/container/piece.hpp>
+#include <multigpu/core/piece.hpp>
 
 #include <cuda_runtime_api.h>
 

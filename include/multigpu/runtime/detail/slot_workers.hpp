@@ -4,7 +4,7 @@
 // source material's "one process, many GPUs, many threads". Each worker sets its slot's
 // device once; a batch hands every worker its step and waits for all of them.
 
-#include <multigpu/container/piece.hpp>
+#include <multigpu/core/piece.hpp>
 #include <multigpu/core/function_ref.hpp>
 
 #include <condition_variable>

@@ -6,7 +6,7 @@
 // carry of a piece after the first is read from device memory when the kernel runs, as
 // CUB's FutureValue is. Operators need be associative only: BlockScan keeps the order.
 
-#include <multigpu/algorithm/detail/cub_call.hpp>
+#include <multigpu/algorithm/detail/local/cub_call.hpp>
 
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_scan.cuh>

@@ -8,7 +8,7 @@
 // Construction is collective (see team.hpp): every rank of the team constructs its part of
 // the same vector at the same point.
 
-#include <multigpu/comm/team.hpp>
+#include <multigpu/team/team.hpp>
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/error.hpp>
 

@@ -1,5 +1,5 @@
-#include <multigpu/comm/team.hpp>
-#include <multigpu/comm/team_plan.hpp>
+#include <multigpu/team/team.hpp>
+#include <multigpu/team/team_plan.hpp>
 
 #include <multigpu/comm/in_process_communicator.hpp>
 #include <multigpu/core/error.hpp>

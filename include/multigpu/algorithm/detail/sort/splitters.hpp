@@ -1,5 +1,5 @@
 #pragma once
-// The host side of the distributed sort (detail/sort.hpp): the radix order of keys, and the
+// The host side of the distributed sort (detail/sort/sort.hpp): the radix order of keys, and the
 // exact splitting of k sorted runs at given global ranks. Pure host arithmetic, tested on
 // the CPU.
 //

@@ -6,7 +6,7 @@
 // fold them in order, and a raking block reduction, which keeps order, combines the
 // threads. A second launch folds the per-block results in order.
 
-#include <multigpu/algorithm/detail/cub_call.hpp>
+#include <multigpu/algorithm/detail/local/cub_call.hpp>
 #include <multigpu/core/diagnostics.hpp>
 
 #include <cub/block/block_load.cuh>

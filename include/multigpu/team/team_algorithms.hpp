@@ -14,8 +14,8 @@
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/count.hpp>
-#include <multigpu/algorithm/detail/functors.hpp>
-#include <multigpu/algorithm/detail/halo_exchange.hpp>
+#include <multigpu/algorithm/detail/local/functors.hpp>
+#include <multigpu/algorithm/detail/collective/halo_exchange.hpp>
 #include <multigpu/algorithm/equal.hpp>
 #include <multigpu/algorithm/fill.hpp>
 #include <multigpu/algorithm/for_each.hpp>
@@ -23,8 +23,8 @@
 #include <multigpu/algorithm/reduce.hpp>
 #include <multigpu/algorithm/scan.hpp>
 #include <multigpu/algorithm/transform.hpp>
-#include <multigpu/comm/team_plan.hpp>
-#include <multigpu/comm/team_vector.hpp>
+#include <multigpu/team/team_plan.hpp>
+#include <multigpu/team/team_vector.hpp>
 #include <multigpu/container/halo_plan.hpp>
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/extension/halo.hpp>  // exchange_halos of a distributed_vector, beside the team form

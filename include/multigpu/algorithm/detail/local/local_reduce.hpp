@@ -1,14 +1,14 @@
 #pragma once
 // The local step of a reduction: one piece reduced on its own device into a partial, through
 // CUB's reduction when the operator is commutative (one launch of our own for a small piece,
-// detail/small_reduce.hpp) and the order-keeping kernel otherwise. Temporary storage comes
+// detail/local/small_reduce.hpp) and the order-keeping kernel otherwise. Temporary storage comes
 // from the slot's persistent scratch.
 
-#include <multigpu/algorithm/detail/cub_call.hpp>
-#include <multigpu/algorithm/detail/ordered_reduce.hpp>
-#include <multigpu/algorithm/detail/partials.hpp>
+#include <multigpu/algorithm/detail/local/cub_call.hpp>
+#include <multigpu/algorithm/detail/local/ordered_reduce.hpp>
+#include <multigpu/algorithm/detail/collective/partials.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
-#include <multigpu/algorithm/detail/small_reduce.hpp>
+#include <multigpu/algorithm/detail/local/small_reduce.hpp>
 
 #include <cub/device/device_reduce.cuh>
 

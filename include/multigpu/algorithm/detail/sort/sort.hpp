@@ -4,25 +4,25 @@
 //      stable merge sort for any other comparator);
 //   2. every element is a (key, global index) pair: the element at position p of segment
 //      s's sorted run has index offset(s) + p, a total order in which equal keys keep their
-//      input order. The runs are split exactly at the segment offsets (detail/splitters.hpp:
+//      input order. The runs are split exactly at the segment offsets (detail/sort/splitters.hpp:
 //      a few rounds of candidates, each round one wait of the host, the candidates and
 //      counts in pinned mapped host memory), so slot d receives exactly its own segment's
 //      size, whatever the keys (all equal included);
 //   3. each receiver merges the pieces meant for it pairwise, in sender order, reading them
 //      where they lie when it can (same device, or a peer link it may load through with
 //      the segments in the group's own pools); the other groups (host-staged ones, user
-//      resources across devices) exchange the pieces all-to-all first (detail/all_to_all.hpp);
+//      resources across devices) exchange the pieces all-to-all first (detail/collective/all_to_all.hpp);
 //   4. each receiver merges on to a single run (merging keeps earlier runs first among equal
 //      keys, so equal keys stay in input order), into its own segment. No second exchange is
 //      needed.
 // Every local sort is stable and the order of equal keys is the input order throughout, so
 // the whole sort is stable.
 
-#include <multigpu/algorithm/detail/all_to_all.hpp>
-#include <multigpu/algorithm/detail/collectives.hpp>
-#include <multigpu/algorithm/detail/cub_call.hpp>
-#include <multigpu/algorithm/detail/join.hpp>
-#include <multigpu/algorithm/detail/splitters.hpp>
+#include <multigpu/algorithm/detail/collective/all_to_all.hpp>
+#include <multigpu/algorithm/detail/collective/collectives.hpp>
+#include <multigpu/algorithm/detail/local/cub_call.hpp>
+#include <multigpu/algorithm/detail/collective/join.hpp>
+#include <multigpu/algorithm/detail/sort/splitters.hpp>
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/memory/staging_pool.hpp>
@@ -44,7 +44,7 @@
 
 namespace multigpu::detail {
 
-/// Keys CUB's radix sort orders like `<` (floats as radix_less in detail/splitters.hpp says).
+/// Keys CUB's radix sort orders like `<` (floats as radix_less in detail/sort/splitters.hpp says).
 template <class K>
 inline constexpr bool radix_key_v = (std::is_integral_v<K> && !std::is_same_v<K, bool>) ||
                                     std::is_same_v<K, float> || std::is_same_v<K, double>;
@@ -263,7 +263,7 @@ inline std::size_t aligned_bytes(std::size_t bytes) { return (bytes + 255) / 256
 
 /// Splits the sorted runs (run[s] holds sizes[s] elements on slot s) exactly at the segment
 /// offsets: plan.count(s, d) elements of run s go to slot d, and slot d receives exactly
-/// sizes[d] elements. Each round of the search (detail/splitters.hpp) costs one wait of the
+/// sizes[d] elements. Each round of the search (detail/sort/splitters.hpp) costs one wait of the
 /// host: the positions, the candidates and the counts all live in one block of pinned,
 /// mapped host memory that the kernels read and write in place. Every slot takes its
 /// candidates from its run; every slot waits for the others' candidates (events, no host)

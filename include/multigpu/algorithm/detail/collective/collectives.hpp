@@ -14,7 +14,7 @@
 // Under dispatch_policy::graph the same enqueueing is captured into a CUDA graph and replayed
 // (runtime/detail/graph_replay.hpp); what a call depends on is written into its fingerprint.
 
-#include <multigpu/algorithm/detail/local_reduce.hpp>
+#include <multigpu/algorithm/detail/local/local_reduce.hpp>
 #include <multigpu/algorithm/future.hpp>
 #include <multigpu/core/capture.hpp>
 #include <multigpu/runtime/detail/graph_replay.hpp>

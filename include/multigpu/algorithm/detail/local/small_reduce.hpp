@@ -11,7 +11,7 @@
 // local step of reduce, transform_reduce, dot, count, min/max_element and the scans' first
 // round when pieces are small.
 
-#include <multigpu/algorithm/detail/cub_call.hpp>
+#include <multigpu/algorithm/detail/local/cub_call.hpp>
 #include <multigpu/core/diagnostics.hpp>
 
 #include <cub/block/block_reduce.cuh>
