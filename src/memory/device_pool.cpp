@@ -2,7 +2,7 @@
 
 #include <multigpu/core/capture.hpp>
 #include <multigpu/core/device_guard.hpp>
-#include <multigpu/core/fault_injection.hpp>
+#include <multigpu/testing/fault_injection.hpp>
 
 #include <algorithm>
 #include <cstdlib>

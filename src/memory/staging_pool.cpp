@@ -1,6 +1,6 @@
 #include <multigpu/memory/staging_pool.hpp>
 #include <multigpu/core/capture.hpp>
-#include <multigpu/core/fault_injection.hpp>
+#include <multigpu/testing/fault_injection.hpp>
 
 #include <bit>
 

@@ -1,4 +1,5 @@
 #include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/testing/group_hooks.hpp>
 
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/schedule.hpp>

@@ -1,7 +1,7 @@
 #include <multigpu/runtime/detail/slot_workers.hpp>
 
 #include <multigpu/core/error.hpp>
-#include <multigpu/core/fault_injection.hpp>
+#include <multigpu/testing/fault_injection.hpp>
 
 #include <cuda_runtime_api.h>
 

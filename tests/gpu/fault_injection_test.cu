@@ -6,7 +6,7 @@
 // bytes in use must return to what they were, the output of a failed copy must be as it
 // was, and the same call without the fault must then give the host reference's answer.
 // n runs from 1 until the call needs fewer events than n, so every failure point is hit.
-#include <multigpu/core/fault_injection.hpp>
+#include <multigpu/testing/fault_injection.hpp>
 #include <multigpu/multigpu.hpp>
 
 #include "support.hpp"

@@ -3,6 +3,7 @@
 // (or whole groups) that go away while work on them is still running. Nothing may be lost
 // or left half-done: memory returns to the pools, results stay right, groups stay usable.
 #include <multigpu/multigpu.hpp>
+#include <multigpu/testing/group_hooks.hpp>
 
 #include <gtest/gtest.h>
 

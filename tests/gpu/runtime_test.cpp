@@ -4,6 +4,7 @@
 #include <multigpu/core/stream.hpp>
 #include <multigpu/runtime/detail/group_state.hpp>
 #include <multigpu/runtime/device_group.hpp>
+#include <multigpu/testing/group_hooks.hpp>
 
 #include <gtest/gtest.h>
 

@@ -143,16 +143,4 @@ device_group default_group();
 /// Number of CUDA devices this process can use: 0 when there is no device or no driver.
 int visible_device_count() noexcept;
 
-namespace testing {
-/// Test hook: make the data check of the peer link from `from` to `to` fail in groups
-/// created afterwards, so that the pair is demoted to host staging.
-void fail_peer_verification(int from, int to, bool fail = true);
-/// Test hook: the next `count` device_group constructions throw std::runtime_error after
-/// peer access was enabled and verified (where the slot worker threads would be made
-/// next), so that tests can see the constructor give everything back. 0 turns it off.
-void fail_group_constructions(int count);
-/// How many live groups hold peer access from device `from` to device `to` (0 when none).
-int peer_access_holders(int from, int to);
-}  // namespace testing
-
 }  // namespace multigpu
