@@ -7,7 +7,6 @@
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/diagnostics.hpp>
 #include <multigpu/core/error.hpp>
-#include <multigpu/core/schedule.hpp>
 #include <multigpu/core/event.hpp>
 #include <multigpu/core/stream.hpp>
 #include <multigpu/runtime/device_group.hpp>

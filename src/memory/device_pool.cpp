@@ -2,7 +2,7 @@
 
 #include <multigpu/core/capture.hpp>
 #include <multigpu/core/device_guard.hpp>
-#include <multigpu/testing/fault_injection.hpp>
+#include <multigpu/core/observer.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -128,12 +128,10 @@ device_pool::~device_pool() {
 void* device_pool::allocate(std::size_t bytes, cudaStream_t stream) {
   if (bytes == 0) return nullptr;
   detail::refuse_during_capture(true);
-#ifdef MULTIGPU_FAULT_INJECTION
-  if (testing::fault_due(testing::fault_site::pool_allocation))
+  if (detail::fault_due(fault_site::pool_allocation))
     throw out_of_memory(device_, bytes, 0,
                         detail::concat("multigpu: injected fault: pool allocation of ", bytes,
                                        " bytes on device ", device_, " failed on purpose"));
-#endif
   void* pointer = nullptr;
   cudaError_t status = cudaMallocFromPoolAsync(&pointer, bytes, pool_, stream);
   if (status == cudaErrorMemoryAllocation) {

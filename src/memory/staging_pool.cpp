@@ -1,6 +1,6 @@
 #include <multigpu/memory/staging_pool.hpp>
 #include <multigpu/core/capture.hpp>
-#include <multigpu/testing/fault_injection.hpp>
+#include <multigpu/core/observer.hpp>
 
 #include <bit>
 
@@ -64,12 +64,10 @@ void staging_pool::lease::reset() noexcept {
 staging_pool::lease staging_pool::acquire(std::size_t bytes) {
   detail::refuse_during_capture(true);
   std::size_t size = std::bit_ceil(std::max<std::size_t>(bytes, 4096));
-#ifdef MULTIGPU_FAULT_INJECTION
-  if (testing::fault_due(testing::fault_site::staging_acquisition))
+  if (detail::fault_due(fault_site::staging_acquisition))
     throw out_of_memory(-1, size, 0,
                         detail::concat("multigpu: injected fault: acquiring ", size,
                                        " bytes of pinned staging memory failed on purpose"));
-#endif
   {
     std::lock_guard lock(mutex_);
     auto it = free_.lower_bound(size);

@@ -1,8 +1,10 @@
 #include <multigpu/runtime/detail/group_state.hpp>
+#ifdef MULTIGPU_TESTING
 #include <multigpu/testing/group_hooks.hpp>
+#endif
 
 #include <multigpu/core/device_guard.hpp>
-#include <multigpu/core/schedule.hpp>
+#include <multigpu/core/observer.hpp>
 #include <multigpu/transfer/detail/host_stager.hpp>
 
 #include <multigpu/runtime/detail/graph_replay.hpp>
@@ -48,10 +50,12 @@ int device_count_or_throw() {
 }  // namespace
 
 namespace detail {
+#ifdef MULTIGPU_TESTING
 namespace {
 // testing::fail_group_constructions: how many more group constructions fail on purpose.
 std::atomic<int> failing_constructions{0};
 }  // namespace
+#endif
 
 group_state::group_state(std::vector<int> devices, group_options options)
     : slot_devices_(std::move(devices)), options_(options) {
@@ -124,10 +128,12 @@ group_state::group_state(std::vector<int> devices, group_options options)
 
   // Should anything below throw, peers_ gives the access it holds back as it is destroyed.
   if (options_.peers == peer_policy::automatic) enable_peers();
+#ifdef MULTIGPU_TESTING
   if (failing_constructions.load() > 0) {
     failing_constructions.fetch_sub(1);
     throw std::runtime_error("device_group: construction failed on purpose (multigpu::testing::fail_group_constructions)");
   }
+#endif
   {
     std::vector<cudaStream_t> raw;
     std::vector<device_pool*> scratch_pools;
@@ -278,7 +284,7 @@ void group_state::wait(cudaEvent_t event) {
   for (std::size_t s = 0; s < size(); ++s) {
     guard.set(device(s));
     MULTIGPU_CUDA_TRY(cudaStreamWaitEvent(stream(s), event, 0));
-    schedule_note_wait(stream(s), event);
+    observe_wait(stream(s), event);
   }
 }
 
@@ -290,7 +296,7 @@ void group_state::record(cudaEvent_t event, std::size_t slot) {
     if (s != slot) order(s, slot);
   device_guard guard(device(slot));
   MULTIGPU_CUDA_TRY(cudaEventRecord(event, stream(slot)));
-  schedule_note_record(event, stream(slot));
+  observe_record(event, stream(slot));
 }
 
 void group_state::synchronize() const {
@@ -430,6 +436,7 @@ int visible_device_count() noexcept {
   return count;
 }
 
+#ifdef MULTIGPU_TESTING
 namespace testing {
 void fail_peer_verification(int from, int to, bool fail) {
   detail::peer_registry::instance().set_forced_failure(from, to, fail);
@@ -439,5 +446,6 @@ void fail_group_constructions(int count) { detail::failing_constructions.store(c
 
 int peer_access_holders(int from, int to) { return detail::peer_registry::instance().holders(from, to); }
 }  // namespace testing
+#endif
 
 }  // namespace multigpu

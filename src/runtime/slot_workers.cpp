@@ -1,7 +1,7 @@
 #include <multigpu/runtime/detail/slot_workers.hpp>
 
 #include <multigpu/core/error.hpp>
-#include <multigpu/testing/fault_injection.hpp>
+#include <multigpu/core/observer.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -67,11 +67,9 @@ void slot_workers::loop(worker& w, int device) {
     std::exception_ptr error;
     try {
       if (selected != cudaSuccess) throw cuda_error(selected, "cudaSetDevice(device) on the slot's worker thread", device, __FILE__, __LINE__);
-#ifdef MULTIGPU_FAULT_INJECTION
-      if (testing::fault_due(testing::fault_site::worker_step))
+      if (detail::fault_due(fault_site::worker_step))
         throw cuda_error(cudaErrorLaunchOutOfResources, "injected fault: a slot's worker step failed on purpose", device,
                          __FILE__, __LINE__);
-#endif
       b.step(task.second);
     } catch (...) {
       error = std::current_exception();

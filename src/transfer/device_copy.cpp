@@ -31,7 +31,7 @@ void copy_on_stream(const byte_move& m, const endpoint& src, const endpoint& dst
   else
     MULTIGPU_CUDA_TRY(
         cudaMemcpyAsync(m.destination, m.source, m.bytes, cudaMemcpyDeviceToDevice, stream));
-  detail::schedule_note_work(stream, "copy");
+  detail::observe_work(stream, "copy");
 }
 
 // The moves of one (source slot, destination slot) pair.
@@ -100,7 +100,7 @@ void run_staged(std::span<staged_pair> work, event_pool& events) {
       buffer.order_before(s.pair->src.stream());
       MULTIGPU_CUDA_TRY(cudaMemcpyAsync(buffer.data(), static_cast<const std::byte*>(move.source) + c.offset,
                                         c.bytes, cudaMemcpyDeviceToHost, s.pair->src.stream()));
-      detail::schedule_note_work(s.pair->src.stream(), "copy");
+      detail::observe_work(s.pair->src.stream(), "copy");
       s.downloaded = events.record(s.pair->src.device(), s.pair->src.stream());
     }
     for (staged_pair& s : work) {
@@ -112,7 +112,7 @@ void run_staged(std::span<staged_pair> work, event_pool& events) {
       s.downloaded.order_before(s.pair->dst.stream());
       MULTIGPU_CUDA_TRY(cudaMemcpyAsync(static_cast<std::byte*>(move.destination) + c.offset, buffer.data(),
                                         c.bytes, cudaMemcpyHostToDevice, s.pair->dst.stream()));
-      detail::schedule_note_work(s.pair->dst.stream(), "copy");
+      detail::observe_work(s.pair->dst.stream(), "copy");
       buffer.fence(s.pair->dst.device(), s.pair->dst.stream());
     }
   }

@@ -1,5 +1,5 @@
 // The critical path of a recorded schedule: a pure function of the graph.
-#include <multigpu/core/schedule.hpp>
+#include <multigpu/testing/schedule.hpp>
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@ namespace {
 cudaStream_t stream_id(std::size_t i) { return reinterpret_cast<cudaStream_t>(i + 1); }
 
 // k slots: a local step on each, then a fold on slot 0 that waits for all of them.
-mg::schedule_graph fork_join(std::size_t k) {
-  mg::schedule_graph g;
+mg::testing::schedule_graph fork_join(std::size_t k) {
+  mg::testing::schedule_graph g;
   for (std::size_t s = 0; s < k; ++s) g.nodes.push_back({stream_id(s), "step"});
   g.nodes.push_back({stream_id(0), "fold"});
   for (std::size_t s = 0; s < k; ++s) g.edges.emplace_back(s, k);
@@ -22,60 +22,60 @@ mg::schedule_graph fork_join(std::size_t k) {
 
 // k slots whose steps each wait for the previous slot's: what a merge that orders every
 // slot after the root's tail produces.
-mg::schedule_graph chain(std::size_t k) {
-  mg::schedule_graph g = fork_join(k);
+mg::testing::schedule_graph chain(std::size_t k) {
+  mg::testing::schedule_graph g = fork_join(k);
   for (std::size_t s = 1; s < k; ++s) g.edges.emplace_back(s - 1, s);
   return g;
 }
 
 }  // namespace
 
-TEST(CriticalPath, EmptyGraphHasLengthZero) { EXPECT_EQ(mg::critical_path({}), 0u); }
+TEST(CriticalPath, EmptyGraphHasLengthZero) { EXPECT_EQ(mg::testing::critical_path({}), 0u); }
 
 TEST(CriticalPath, SingleNodeHasLengthOne) {
-  mg::schedule_graph g;
+  mg::testing::schedule_graph g;
   g.nodes.push_back({stream_id(0), "step"});
-  EXPECT_EQ(mg::critical_path(g), 1u);
+  EXPECT_EQ(mg::testing::critical_path(g), 1u);
 }
 
 TEST(CriticalPath, ForkJoinIsConstantInTheNumberOfSlots) {
-  for (std::size_t k : {1u, 2u, 4u, 8u, 64u}) EXPECT_EQ(mg::critical_path(fork_join(k)), 2u) << k;
+  for (std::size_t k : {1u, 2u, 4u, 8u, 64u}) EXPECT_EQ(mg::testing::critical_path(fork_join(k)), 2u) << k;
 }
 
 TEST(CriticalPath, ChainGrowsWithTheNumberOfSlots) {
-  for (std::size_t k : {1u, 2u, 4u, 8u}) EXPECT_EQ(mg::critical_path(chain(k)), k + 1) << k;
+  for (std::size_t k : {1u, 2u, 4u, 8u}) EXPECT_EQ(mg::testing::critical_path(chain(k)), k + 1) << k;
 }
 
 TEST(CriticalPath, TakesTheLongestOfSeveralBranches) {
-  mg::schedule_graph g;
+  mg::testing::schedule_graph g;
   for (int i = 0; i < 6; ++i) g.nodes.push_back({stream_id(0), "n"});
   // 0 -> 1 -> 2 -> 5 and 0 -> 3 -> 5 and 4 alone.
   g.edges = {{0, 1}, {1, 2}, {2, 5}, {0, 3}, {3, 5}};
-  EXPECT_EQ(mg::critical_path(g), 4u);
+  EXPECT_EQ(mg::testing::critical_path(g), 4u);
 }
 
 TEST(CriticalPath, DuplicateEdgesDoNotLengthenThePath) {
-  mg::schedule_graph g = fork_join(3);
+  mg::testing::schedule_graph g = fork_join(3);
   g.edges.emplace_back(0, 3);
   g.edges.emplace_back(0, 3);
-  EXPECT_EQ(mg::critical_path(g), 2u);
+  EXPECT_EQ(mg::testing::critical_path(g), 2u);
 }
 
 TEST(CriticalPath, RejectsACycle) {
-  mg::schedule_graph g;
+  mg::testing::schedule_graph g;
   g.nodes = {{stream_id(0), "a"}, {stream_id(1), "b"}};
   g.edges = {{0, 1}, {1, 0}};
-  EXPECT_THROW((void)mg::critical_path(g), std::invalid_argument);
+  EXPECT_THROW((void)mg::testing::critical_path(g), std::invalid_argument);
 }
 
 TEST(CriticalPath, RejectsAnEdgeToAMissingNode) {
-  mg::schedule_graph g = fork_join(2);
+  mg::testing::schedule_graph g = fork_join(2);
   g.edges.emplace_back(0, 7);
-  EXPECT_THROW((void)mg::critical_path(g), std::invalid_argument);
+  EXPECT_THROW((void)mg::testing::critical_path(g), std::invalid_argument);
 }
 
 TEST(ScheduleGraph, CountsLabelsAndStreams) {
-  mg::schedule_graph g = fork_join(4);
+  mg::testing::schedule_graph g = fork_join(4);
   EXPECT_EQ(g.count("step"), 4u);
   EXPECT_EQ(g.count("fold"), 1u);
   EXPECT_EQ(g.streams(), 4u);
@@ -84,18 +84,18 @@ TEST(ScheduleGraph, CountsLabelsAndStreams) {
 // The recorder turns stream order and event waits into edges, with no GPU involved: the
 // hooks take opaque handles.
 TEST(ScheduleRecording, StreamOrderAndEventWaitsBecomeEdges) {
-  mg::schedule_recording rec;
+  mg::testing::schedule_recording rec;
   auto a = stream_id(10), b = stream_id(11);
   auto e = reinterpret_cast<cudaEvent_t>(0x99);
-  mg::detail::schedule_note_work(a, "a1");
-  mg::detail::schedule_note_record(e, a);
-  mg::detail::schedule_note_work(a, "a2");
-  mg::detail::schedule_note_work(b, "b1");  // independent of a
-  mg::detail::schedule_note_wait(b, e);     // b now follows a1 only
-  mg::detail::schedule_note_work(b, "b2");
+  mg::detail::observe_work(a, "a1");
+  mg::detail::observe_record(e, a);
+  mg::detail::observe_work(a, "a2");
+  mg::detail::observe_work(b, "b1");  // independent of a
+  mg::detail::observe_wait(b, e);     // b now follows a1 only
+  mg::detail::observe_work(b, "b2");
   const auto g = rec.graph();
   ASSERT_EQ(g.nodes.size(), 4u);
-  EXPECT_EQ(mg::critical_path(g), 2u);  // a1 -> a2, b1 -> b2 and a1 -> b2: no chain of three
+  EXPECT_EQ(mg::testing::critical_path(g), 2u);  // a1 -> a2, b1 -> b2 and a1 -> b2: no chain of three
   bool a1_to_b2 = false, a2_to_b2 = false;
   for (auto [from, to] : g.edges) {
     a1_to_b2 = a1_to_b2 || (from == 0 && to == 3);
@@ -106,12 +106,12 @@ TEST(ScheduleRecording, StreamOrderAndEventWaitsBecomeEdges) {
 }
 
 TEST(ScheduleRecording, OnlyOneRecordingAtATime) {
-  mg::schedule_recording rec;
-  EXPECT_THROW(mg::schedule_recording{}, std::logic_error);
+  mg::testing::schedule_recording rec;
+  EXPECT_THROW(mg::testing::schedule_recording{}, std::logic_error);
 }
 
 TEST(ScheduleRecording, NothingIsRecordedWhenNoRecordingIsAlive) {
-  mg::detail::schedule_note_work(stream_id(1), "x");
-  mg::schedule_recording rec;
+  mg::detail::observe_work(stream_id(1), "x");
+  mg::testing::schedule_recording rec;
   EXPECT_EQ(rec.graph().nodes.size(), 0u);
 }

@@ -1,5 +1,5 @@
-// Exceptions in the middle of a call (needs a build with -DMULTIGPU_FAULT_INJECTION=ON;
-// skipped otherwise). For each algorithm and each n, the n-th pool allocation or staging
+// Exceptions in the middle of a call, made by the fault_injection observer
+// (multigpu/testing/fault_injection.hpp). For each algorithm and each n, the n-th pool allocation or staging
 // acquisition of the call fails, or (on a group with worker threads) the n-th slot step run
 // by a worker: the call must throw multigpu::out_of_memory (multigpu::cuda_error for a
 // worker step), the pools'
@@ -22,7 +22,7 @@
 namespace {
 
 using namespace test;
-using mg::testing::fault_site;
+using mg::fault_site;
 
 struct triple {
   __host__ __device__ long long operator()(long long a) const { return 3 * a; }
@@ -53,10 +53,11 @@ void fail_everywhere(const std::string& name, const mg::device_group& g, fault_s
                      const std::function<void()>& call, const std::function<void()>& check,
                      bool runs_on_workers = true) {
   SCOPED_TRACE(name);
+  mg::testing::fault_injection faults;
   std::uint64_t failures = 0;
   for (std::uint64_t n = 1; n < 200; ++n) {
     const std::size_t before = used_bytes(g);
-    mg::testing::inject_fault(site, n);
+    faults.arm(site, n);
     bool threw = false;
     try {
       call();
@@ -64,7 +65,7 @@ void fail_everywhere(const std::string& name, const mg::device_group& g, fault_s
       const bool typed = site == fault_site::worker_step ? dynamic_cast<const mg::cuda_error*>(&e) != nullptr
                                                          : dynamic_cast<const mg::out_of_memory*>(&e) != nullptr;
       if (!typed) {
-        mg::testing::inject_fault(site, 0);
+        faults.arm(site, 0);
         ADD_FAILURE() << "event " << n << ": threw " << typeid(e).name() << " instead of "
                       << (site == fault_site::worker_step ? "multigpu::cuda_error" : "multigpu::out_of_memory") << ": "
                       << e.what();
@@ -73,7 +74,7 @@ void fail_everywhere(const std::string& name, const mg::device_group& g, fault_s
       threw = true;
       EXPECT_NE(std::string(e.what()).find("injected fault"), std::string::npos) << e.what();
     }
-    mg::testing::inject_fault(site, 0);
+    faults.arm(site, 0);
     if (!threw) {
       // Algorithms (not copies) run their per-slot steps through the group's dispatch: on
       // a group with worker threads, at least one of those steps must have been failed.
@@ -200,8 +201,6 @@ void run_all(const mg::device_group& g, const std::string& shape) {
 }
 
 TEST(FaultInjection, EveryFailurePointThrowsCleansUpAndTheNextCallIsRight) {
-  if (!mg::testing::fault_injection_available())
-    GTEST_SKIP() << "built without -DMULTIGPU_FAULT_INJECTION=ON";
   run_all(mg::device_group({0, 0, 0}), "{0,0,0}");
   run_all(mg::device_group({0, 0, 0}, {.dispatch = mg::dispatch_policy::worker_threads}), "{0,0,0} worker threads");
   run_all(mg::device_group({0, 0, 0}, {.dispatch = mg::dispatch_policy::graph}), "{0,0,0} graph");

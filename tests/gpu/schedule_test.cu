@@ -5,6 +5,7 @@
 // up the other slots' steps.
 
 #include <multigpu/multigpu.hpp>
+#include <multigpu/testing/schedule.hpp>
 
 #include "support.hpp"
 
@@ -46,10 +47,10 @@ mg::device_group repeated(std::size_t k, mg::group_options options) {
 // The critical path of what `call` enqueues, from a recording.
 std::size_t critical_path_of(const mg::device_group& group, const std::function<void()>& call) {
   group.synchronize();
-  mg::schedule_recording recording;
+  mg::testing::schedule_recording recording;
   call();
   group.synchronize();
-  return mg::critical_path(recording.graph());
+  return mg::testing::critical_path(recording.graph());
 }
 
 // An operator the library knows nothing about: the order-keeping path.
@@ -147,7 +148,7 @@ TEST(Schedule, ScanLocalReductionsDoNotWaitForEachOther) {
   mg::distributed_vector<int> v(3000, g), w(3000, g);
   mg::iota(v, 0);
   g.synchronize();
-  mg::schedule_recording recording;
+  mg::testing::schedule_recording recording;
   mg::inclusive_scan(v, w);
   g.synchronize();
   const auto graph = recording.graph();

@@ -6,6 +6,7 @@
 // incomplete; once it completes, the results must be there, read on a stream that is not
 // ordered with the group's streams at all.
 #include <multigpu/multigpu.hpp>
+#include <multigpu/testing/schedule.hpp>
 
 #include "support.hpp"
 
@@ -212,7 +213,7 @@ TEST(UserEvents, RecordCoversWorkTheGroupEnqueuedOnEverySlot) {
 }
 
 /// True when node `to` depends on node `from` through the recorded edges.
-bool reaches(const mg::schedule_graph& graph, std::size_t from, std::size_t to) {
+bool reaches(const mg::testing::schedule_graph& graph, std::size_t from, std::size_t to) {
   std::vector<bool> seen(graph.nodes.size(), false);
   std::vector<std::size_t> pending{from};
   while (!pending.empty()) {
@@ -234,14 +235,14 @@ TEST(UserEvents, RecordThenWaitJoinsEverySlotInTheRecordedSchedule) {
   mg::distributed_vector<long long> v(3000, 1, group);
   user_event done(0);
   group.synchronize();
-  mg::schedule_recording recording;
+  mg::testing::schedule_recording recording;
   mg::transform(v, v, affine_step{});
   const std::size_t first_round = recording.graph().nodes.size();
   group.record(done.event, 0);
   group.wait(done.event);
   mg::transform(v, v, affine_step{});
   group.synchronize();
-  const mg::schedule_graph graph = recording.graph();
+  const mg::testing::schedule_graph graph = recording.graph();
   ASSERT_GE(first_round, group.size());
   ASSERT_GE(graph.nodes.size(), first_round + group.size());
   for (std::size_t a = 0; a < first_round; ++a)

@@ -4,7 +4,7 @@
 // event must be recorded on a stream of its own device; it may be waited on from any.
 
 #include <multigpu/core/device_guard.hpp>
-#include <multigpu/core/schedule.hpp>
+#include <multigpu/core/observer.hpp>
 #include <multigpu/core/unique_handle.hpp>
 
 #include <utility>
@@ -26,12 +26,12 @@ class event {
 
   void record(cudaStream_t stream) const {
     MULTIGPU_CUDA_TRY(cudaEventRecord(get(), stream));
-    detail::schedule_note_record(get(), stream);
+    detail::observe_record(get(), stream);
   }
   /// Makes `stream` (of any device) wait for the work captured by the last record().
   void order_before(cudaStream_t stream) const {
     MULTIGPU_CUDA_TRY(cudaStreamWaitEvent(stream, get(), 0));
-    detail::schedule_note_wait(stream, get());
+    detail::observe_wait(stream, get());
   }
   void synchronize() const { MULTIGPU_CUDA_TRY(cudaEventSynchronize(get())); }
   bool ready() const {

@@ -7,7 +7,7 @@
 // recorded at the time of the call, not any later re-recording of the same event.
 
 #include <multigpu/core/error.hpp>
-#include <multigpu/core/schedule.hpp>
+#include <multigpu/core/observer.hpp>
 #include <multigpu/core/unique_handle.hpp>
 
 #include <mutex>
@@ -29,12 +29,12 @@ class event_pool {
     /// Records on `stream`, which must belong to this event's device.
     void record(cudaStream_t stream) const {
       MULTIGPU_CUDA_TRY(cudaEventRecord(get(), stream));
-      detail::schedule_note_record(get(), stream);
+      detail::observe_record(get(), stream);
     }
     /// Makes `stream` (any device) wait for the recorded work.
     void order_before(cudaStream_t stream) const {
       MULTIGPU_CUDA_TRY(cudaStreamWaitEvent(stream, get(), 0));
-      detail::schedule_note_wait(stream, get());
+      detail::observe_wait(stream, get());
     }
     void synchronize() const { MULTIGPU_CUDA_TRY(cudaEventSynchronize(get())); }
     bool ready() const;

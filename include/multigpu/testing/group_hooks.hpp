@@ -1,6 +1,11 @@
 #pragma once
 // Test hooks of device_group construction and peer access, for the library's own tests: not
-// part of the API that applications use, and not included by <multigpu/multigpu.hpp>.
+// part of the API that applications use, and not included by <multigpu/multigpu.hpp>. Defined
+// only in the internal target multigpu_testing (MULTIGPU_TESTING).
+
+#ifndef MULTIGPU_TESTING
+#error "multigpu/testing/ is for the library's own tests: link the target multigpu_testing, which defines MULTIGPU_TESTING"
+#endif
 
 namespace multigpu::testing {
 

@@ -144,14 +144,14 @@ void for_each_piece(const range_ref<T>& reference, Step&& step) {
       guard.set(g.device(reference.pieces[i].slot));
       const nvtx_range local("local step", reference.pieces[i].slot);
       step(context(i));
-      schedule_note_work(g.stream(reference.pieces[i].slot), "step");
+      observe_work(g.stream(reference.pieces[i].slot), "step");
     }
     return;
   }
   auto run = [&](std::size_t i) {
     const nvtx_range local("local step", reference.pieces[i].slot);
     step(context(i));
-    schedule_note_work(g.stream(reference.pieces[i].slot), "step");
+    observe_work(g.stream(reference.pieces[i].slot), "step");
   };
   g.dispatch(reference.pieces, run);
 }

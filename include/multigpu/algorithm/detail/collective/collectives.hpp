@@ -219,7 +219,7 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
       device_guard guard(g.device(root));
       check_cub(cudaLaunchKernel(fold.function, dim3(1), dim3(1), fold.arguments, 0, g.stream(root)),
                 "fold_partials", std::source_location::current());
-      schedule_note_work(g.stream(root), "fold_partials");
+      observe_work(g.stream(root), "fold_partials");
     };
     if (graphs != nullptr) {
       fingerprint_pieces(*fingerprint, range, op);
@@ -254,7 +254,7 @@ void scan_collective(const range_ref<U>& range, POp op, ReducePiece& reduce_piec
     device_guard guard(call.root_device());
     scan_partials<<<1, 1, 0, call.root_stream()>>>(static_cast<const P*>(partials), k - 1, op, carries);
     check_launch("scan_partials");
-    schedule_note_work(call.root_stream(), "scan_partials");
+    observe_work(call.root_stream(), "scan_partials");
   }
   // Round 2: every piece scans; pieces after the first read their carry.
   call.fork_again();

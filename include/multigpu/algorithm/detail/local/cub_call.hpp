@@ -4,7 +4,7 @@
 // so it is reused by the next call at no cost.
 
 #include <multigpu/core/error.hpp>
-#include <multigpu/core/schedule.hpp>
+#include <multigpu/core/observer.hpp>
 #include <multigpu/memory/device_pool.hpp>
 #include <multigpu/runtime/detail/scratch.hpp>
 
@@ -58,7 +58,7 @@ void cub_call(slot_scratch& scratch, cudaStream_t stream, const char* what, std:
     return query;
   });
   check_cub(call(scratch.temporary(bytes), bytes), what, where);
-  schedule_note_work(stream, what);
+  observe_work(stream, what);
 }
 
 /// Checks the launch of one of our own kernels.

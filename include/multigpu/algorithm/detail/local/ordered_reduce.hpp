@@ -108,7 +108,7 @@ void ordered_reduce(Input in, std::size_t n, Transform transform, POp op, P init
   if (blocks == 1) {
     ordered_reduce_kernel<block, items><<<1, block, 0, stream>>>(in, n, transform, op, init, empty, out);
     check_launch("ordered_reduce_kernel");
-    schedule_note_work(stream, "ordered_reduce");
+    observe_work(stream, "ordered_reduce");
     return;
   }
   P* partials = static_cast<P*>(scratch.auxiliary(blocks * sizeof(P)));
@@ -119,7 +119,7 @@ void ordered_reduce(Input in, std::size_t n, Transform transform, POp op, P init
   ordered_reduce_kernel<block, p_items>
       <<<1, block, 0, stream>>>(static_cast<const P*>(partials), blocks, identity_transform{}, op, init, empty, out);
   check_launch("ordered_reduce_kernel");
-  schedule_note_work(stream, "ordered_reduce");
+  observe_work(stream, "ordered_reduce");
 }
 
 }  // namespace multigpu::detail

@@ -92,7 +92,7 @@ bool small_reduce(Input in, std::size_t n, Transform transform, POp op, P start,
     small_reduce_kernel<shape, accum><<<1, shape::threads, 0, stream>>>(in, static_cast<std::uint32_t>(n), transform,
                                                                           op, start, out);
     check_launch("small reduce");
-    schedule_note_work(stream, "small reduce");
+    observe_work(stream, "small reduce");
     return true;
   }
 }

@@ -96,7 +96,7 @@ void small_scan(const T* in, T* out, std::size_t n, Op op, const T* carry, const
   small_scan_kernel<Exclusive, shape><<<1, shape::threads, 0, stream>>>(
       in, out, static_cast<std::uint32_t>(n), op, carry, init != nullptr ? *init : T{}, init != nullptr);
   check_launch(Exclusive ? "small exclusive scan" : "small inclusive scan");
-  schedule_note_work(stream, "small scan");
+  observe_work(stream, "small scan");
 }
 
 }  // namespace multigpu::detail

@@ -1,14 +1,13 @@
-#include <multigpu/core/schedule.hpp>
+#include <multigpu/testing/schedule.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string>
 
-namespace multigpu {
+namespace multigpu::testing {
 
 std::size_t schedule_graph::count(const std::string& label) const {
   return static_cast<std::size_t>(
@@ -51,87 +50,51 @@ std::size_t critical_path(const schedule_graph& graph) {
   return longest;
 }
 
-namespace {
-
 // A stream's frontier: the work its next node must follow (its own last node and the nodes
 // behind the events it waited on since). An event stands for the frontier of its stream when
 // it was recorded.
-struct recorder {
-  std::mutex mutex;
+struct schedule_recording::state {
+  mutable std::mutex mutex;
   schedule_graph graph;
   std::map<cudaStream_t, std::set<std::size_t>> frontier;
   std::map<cudaEvent_t, std::set<std::size_t>> events;
 };
 
-std::atomic<bool> active{false};
-recorder& the_recorder() {
-  static recorder* r = new recorder;  // never destroyed: hooks may run during static teardown
-  return *r;
-}
+schedule_recording::schedule_recording() : state_(std::make_unique<state>()) { install_observer(*this); }
 
-}  // namespace
-
-schedule_recording::schedule_recording() {
-  bool expected = false;
-  recorder& r = the_recorder();
-  std::lock_guard lock(r.mutex);
-  if (!active.compare_exchange_strong(expected, true))
-    throw std::logic_error("multigpu::schedule_recording: another recording is already alive");
-  r.graph = {};
-  r.frontier.clear();
-  r.events.clear();
-}
-
-schedule_recording::~schedule_recording() {
-  recorder& r = the_recorder();
-  std::lock_guard lock(r.mutex);
-  active.store(false);
-}
+schedule_recording::~schedule_recording() { remove_observer(*this); }
 
 schedule_graph schedule_recording::graph() const {
-  recorder& r = the_recorder();
-  std::lock_guard lock(r.mutex);
-  return r.graph;
+  std::lock_guard lock(state_->mutex);
+  return state_->graph;
 }
 
 void schedule_recording::clear() {
-  recorder& r = the_recorder();
-  std::lock_guard lock(r.mutex);
-  r.graph = {};
-  r.frontier.clear();
-  r.events.clear();
+  std::lock_guard lock(state_->mutex);
+  state_->graph = {};
+  state_->frontier.clear();
+  state_->events.clear();
 }
 
-namespace detail {
-
-bool schedule_recording_active() noexcept { return active.load(std::memory_order_relaxed); }
-
-void schedule_note_work(cudaStream_t stream, const char* label) {
-  if (!schedule_recording_active()) return;
-  recorder& r = the_recorder();
-  std::lock_guard lock(r.mutex);
-  const std::size_t node = r.graph.nodes.size();
-  r.graph.nodes.push_back({stream, label});
-  auto& before = r.frontier[stream];
-  for (std::size_t from : before) r.graph.edges.emplace_back(from, node);
+void schedule_recording::work(cudaStream_t stream, const char* label) {
+  std::lock_guard lock(state_->mutex);
+  const std::size_t node = state_->graph.nodes.size();
+  state_->graph.nodes.push_back({stream, label});
+  auto& before = state_->frontier[stream];
+  for (std::size_t from : before) state_->graph.edges.emplace_back(from, node);
   before = {node};
 }
 
-void schedule_note_record(cudaEvent_t event, cudaStream_t stream) {
-  if (!schedule_recording_active()) return;
-  recorder& r = the_recorder();
-  std::lock_guard lock(r.mutex);
-  r.events[event] = r.frontier[stream];
+void schedule_recording::record(cudaEvent_t event, cudaStream_t stream) {
+  std::lock_guard lock(state_->mutex);
+  state_->events[event] = state_->frontier[stream];
 }
 
-void schedule_note_wait(cudaStream_t stream, cudaEvent_t event) {
-  if (!schedule_recording_active()) return;
-  recorder& r = the_recorder();
-  std::lock_guard lock(r.mutex);
-  auto it = r.events.find(event);
-  if (it == r.events.end()) return;  // recorded before the recording began: nothing to follow
-  r.frontier[stream].insert(it->second.begin(), it->second.end());
+void schedule_recording::wait(cudaStream_t stream, cudaEvent_t event) {
+  std::lock_guard lock(state_->mutex);
+  auto it = state_->events.find(event);
+  if (it == state_->events.end()) return;  // recorded before the recording began: nothing to follow
+  state_->frontier[stream].insert(it->second.begin(), it->second.end());
 }
 
-}  // namespace detail
-}  // namespace multigpu
+}  // namespace multigpu::testing
