@@ -21,6 +21,7 @@
 #include <multigpu/algorithm/detail/collective/all_to_all.hpp>
 #include <multigpu/algorithm/detail/collective/collectives.hpp>
 #include <multigpu/algorithm/detail/local/cub_call.hpp>
+#include <multigpu/algorithm/detail/local/tuning.hpp>
 #include <multigpu/algorithm/detail/collective/join.hpp>
 #include <multigpu/algorithm/detail/sort/splitters.hpp>
 #include <multigpu/container/distributed_vector.hpp>
@@ -319,8 +320,8 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
       if (m == 0) continue;
       device_guard guard(group.device(s));
       cudaStream_t stream = group.stream(s);
-      offer_candidates<<<blocks_for(m, 256), 256, 0, stream>>>(run[s], positions + s * offered_most, m, offsets[s],
-                                                              keys + first[s], index + first[s]);
+      offer_candidates<<<blocks_for(m, tuning::elementwise_threads), tuning::elementwise_threads, 0, stream>>>(
+          run[s], positions + s * offered_most, m, offsets[s], keys + first[s], index + first[s]);
       check_launch("offer_candidates");
     }
     // Every slot counts, in its run, the elements before every candidate, once every
@@ -329,8 +330,8 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
     for (std::size_t d : filled) {
       device_guard guard(group.device(d));
       cudaStream_t stream = group.stream(d);
-      count_before<<<blocks_for(count, 128), 128, 0, stream>>>(run[d], sizes[d], offsets[d], keys, index, count,
-                                                              order, counted + d * most);
+      count_before<<<blocks_for(count, tuning::search_threads), tuning::search_threads, 0, stream>>>(
+          run[d], sizes[d], offsets[d], keys, index, count, order, counted + d * most);
       check_launch("count_before");
     }
     for (std::size_t d : filled) {
@@ -623,8 +624,9 @@ bool is_sorted_impl(const distributed_vector<T>& v, const Comp& comp) {
             describe_run<<<1, 1, 0, ctx.stream>>>(x, ctx.count, out);
             check_launch("is_sorted");
             if (ctx.count > 1) {
-              find_descent_in_run<<<std::min(blocks_for(ctx.count, 256), 2048u), 256, 0, ctx.stream>>>(x, ctx.count,
-                                                                                                    comp, out);
+              const unsigned blocks =
+                  std::min(blocks_for(ctx.count, tuning::elementwise_threads), tuning::is_sorted_max_blocks);
+              find_descent_in_run<<<blocks, tuning::elementwise_threads, 0, ctx.stream>>>(x, ctx.count, comp, out);
               check_launch("is_sorted");
             }
           })

@@ -8,6 +8,7 @@
 // order in which equal keys keep their input order, so every rank t names exactly one
 // element, and equal keys split between segments like distinct keys.
 
+#include <multigpu/algorithm/detail/local/tuning.hpp>
 #include <multigpu/core/error.hpp>
 
 #include <cuda/std/bit>
@@ -43,16 +44,18 @@ struct radix_less {
   __host__ __device__ bool operator()(const K& a, const K& b) const { return ordered(a) < ordered(b); }
 };
 
-/// How many candidates each run offers per target and round. Every round shrinks each run's
-/// window to below one candidate spacing, so more candidates mean fewer rounds (each one wait
-/// of the host); but a round's candidates number (runs - 1) * runs of them, every run counts
-/// them all, and the counts live in pinned host memory that the staging pool keeps: runs^2
-/// (runs - 1) of them per unit, held within 2^18 (2 MiB of counts), down to 16. At most 512,
-/// which splits runs of 2^27 elements in three rounds; fewer from 9 runs on.
+/// How many candidates each run offers per target and round (the values in local/tuning.hpp).
+/// Every round shrinks each run's window to below one candidate spacing, so more candidates
+/// mean fewer rounds (each one wait of the host); but a round's candidates number
+/// (runs - 1) * runs of them, every run counts them all, and the counts live in pinned host
+/// memory that the staging pool keeps: runs^2 (runs - 1) of them per unit, held within 2^18
+/// (2 MiB of counts), down to 16. At most 512, which splits runs of 2^27 elements in three
+/// rounds; fewer from 9 runs on.
 inline std::size_t candidates_per_run(std::size_t runs) {
-  if (runs < 2) return 512;
-  if (runs > 64) return 16;  // the bound is below the floor from 26 runs on
-  return std::clamp<std::size_t>((std::size_t{1} << 18) / (runs * runs * (runs - 1)), 16, 512);
+  if (runs < 2) return tuning::split_candidates_most;
+  if (runs > 64) return tuning::split_candidates_least;  // the bound is below the floor from 26 runs on
+  return std::clamp<std::size_t>(tuning::split_counts_per_round / (runs * runs * (runs - 1)),
+                                 tuning::split_candidates_least, tuning::split_candidates_most);
 }
 
 /// Exact splitting of k sorted runs at target ranks: for each target t, how many elements of
