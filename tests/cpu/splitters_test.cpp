@@ -1,6 +1,7 @@
 // The host side of the distributed sort: the radix order of floats, and the exact splitting
 // of sorted runs at given ranks, checked against a brute-force merge for duplicate-heavy
 // keys and uneven layouts.
+#include <multigpu/algorithm/detail/sort/order.hpp>
 #include <multigpu/algorithm/detail/sort/splitters.hpp>
 
 #include <gtest/gtest.h>

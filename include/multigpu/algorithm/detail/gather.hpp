@@ -13,6 +13,7 @@
 
 #include <multigpu/algorithm/detail/collective/all_to_all.hpp>
 #include <multigpu/algorithm/detail/local/cub_call.hpp>
+#include <multigpu/algorithm/detail/local/tuning.hpp>
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
 
@@ -31,10 +32,6 @@ namespace multigpu::detail {
 
 using position_t = unsigned long long;  // atomicMin has this overload
 inline constexpr position_t no_position = std::numeric_limits<position_t>::max();
-
-inline unsigned grid_for(std::size_t n, unsigned threads) {
-  return static_cast<unsigned>(std::max<std::size_t>(1, (n + threads - 1) / threads));
-}
 
 /// owner[i]: the segment of `offsets` (k + 1 entries) holding map[i], or k when map[i] is
 /// out of [0, size); position[i] = i. Bad entries record first_index + i in *first_bad.
@@ -156,14 +153,15 @@ void by_index_one_slot(const char* algorithm, const distributed_vector<T>& input
   device_buffer<position_t> bad(1, group.pool(0), stream);
   MULTIGPU_CUDA_TRY(cudaMemsetAsync(bad.data(), 0xff, sizeof(position_t), stream));
   const std::size_t size = Scatter ? output.size() : input.size();
-  check_indices<<<grid_for(n, 256), 256, 0, stream>>>(map.segment(0).data(), n, 0, size, bad.data());
+  check_indices<<<blocks_for(n, tuning::elementwise_threads), tuning::elementwise_threads, 0, stream>>>(
+      map.segment(0).data(), n, 0, size, bad.data());
   check_launch("check_indices");
   position_t first_bad = no_position;
   MULTIGPU_CUDA_TRY(cudaMemcpyAsync(&first_bad, bad.data(), sizeof(position_t), cudaMemcpyDeviceToHost, stream));
   MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream));
   throw_if_bad(algorithm, map, first_bad, size);
-  by_index_kernel<Scatter><<<grid_for(n, 256), 256, 0, stream>>>(input.segment(0).data(), map.segment(0).data(), n,
-                                                                 output.segment(0).data());
+  by_index_kernel<Scatter><<<blocks_for(n, tuning::elementwise_threads), tuning::elementwise_threads, 0, stream>>>(
+      input.segment(0).data(), map.segment(0).data(), n, output.segment(0).data());
   check_launch(Scatter ? "scatter" : "gather");
 }
 
@@ -203,22 +201,23 @@ exchange_plan plan_requests(const char* algorithm, const distributed_vector<I>& 
     device_buffer<std::uint32_t> owner(n, pool, stream), sorted_owner(n, pool, stream);
     device_buffer<position_t> position(n, pool, stream);
     requests[s].position = device_buffer<position_t>(n, pool, stream);
-    classify_indices<<<grid_for(n, 256), 256, 0, stream>>>(map.segment(s).data(), n, map.layout().segment_offset(s),
-                                                          d_offsets[s].data(), k, owner.data(), position.data(),
-                                                          d_bad[s].data());
+    classify_indices<<<blocks_for(n, tuning::elementwise_threads), tuning::elementwise_threads, 0, stream>>>(
+        map.segment(s).data(), n, map.layout().segment_offset(s), d_offsets[s].data(), k, owner.data(),
+        position.data(), d_bad[s].data());
     check_launch("classify_indices");
     cub_call(pool, stream, "cub::DeviceRadixSort::SortPairs", [&](void* temp, std::size_t& bytes) {
       return cub::DeviceRadixSort::SortPairs(temp, bytes, owner.data(), sorted_owner.data(), position.data(),
                                              requests[s].position.data(), n, 0, owner_bits, stream);
     });
     d_starts[s] = device_buffer<std::size_t>(k + 1, pool, stream);
-    owner_starts<<<grid_for(k + 1, 128), 128, 0, stream>>>(sorted_owner.data(), n, k, d_starts[s].data());
+    owner_starts<<<blocks_for(k + 1, tuning::search_threads), tuning::search_threads, 0, stream>>>(
+        sorted_owner.data(), n, k, d_starts[s].data());
     check_launch("owner_starts");
     // Local indices of the valid requests (bad ones sort last, past starts[k]).
     requests[s].local = device_buffer<position_t>(n, pool, stream);
-    local_indices<<<grid_for(n, 256), 256, 0, stream>>>(map.segment(s).data(), requests[s].position.data(),
-                                                       sorted_owner.data(), d_offsets[s].data(), n,
-                                                       requests[s].local.data());
+    local_indices<<<blocks_for(n, tuning::elementwise_threads), tuning::elementwise_threads, 0, stream>>>(
+        map.segment(s).data(), requests[s].position.data(), sorted_owner.data(), d_offsets[s].data(), n,
+        requests[s].local.data());
     check_launch("local_indices");
     MULTIGPU_CUDA_TRY(cudaMemcpyAsync(requests[s].starts.data(), d_starts[s].data(), (k + 1) * sizeof(std::size_t),
                                       cudaMemcpyDeviceToHost, stream));
@@ -299,8 +298,8 @@ void gather_impl(const distributed_vector<I>& map_in, const distributed_vector<T
     cudaStream_t stream = group.stream(s);
     values[s] = device_buffer<T>(m, group.pool(s), stream);
     value_data[s] = values[s].data();
-    gather_local<<<grid_for(m, 256), 256, 0, stream>>>(input.segment(s).data(), owner_indices[s].data(), m,
-                                                       value_data[s]);
+    gather_local<<<blocks_for(m, tuning::elementwise_threads), tuning::elementwise_threads, 0, stream>>>(
+        input.segment(s).data(), owner_indices[s].data(), m, value_data[s]);
     check_launch("gather_local");
   }
   const exchange_plan back = plan.transposed();
@@ -319,8 +318,8 @@ void gather_impl(const distributed_vector<I>& map_in, const distributed_vector<T
     if (m == 0) continue;
     device_guard guard(group.device(s));
     cudaStream_t stream = group.stream(s);
-    scatter_local<<<grid_for(m, 256), 256, 0, stream>>>(answer_data[s], requests[s].position.data(), m,
-                                                        output.segment(s).data());
+    scatter_local<<<blocks_for(m, tuning::elementwise_threads), tuning::elementwise_threads, 0, stream>>>(
+        answer_data[s], requests[s].position.data(), m, output.segment(s).data());
     check_launch("scatter_local");
   }
 }
@@ -357,8 +356,8 @@ void scatter_impl(const distributed_vector<T>& input, const distributed_vector<I
     device_guard guard(group.device(s));
     cudaStream_t stream = group.stream(s);
     outgoing[s] = device_buffer<T>(n, group.pool(s), stream);
-    gather_local<<<grid_for(n, 256), 256, 0, stream>>>(input.segment(s).data(), requests[s].position.data(), n,
-                                                       outgoing[s].data());
+    gather_local<<<blocks_for(n, tuning::elementwise_threads), tuning::elementwise_threads, 0, stream>>>(
+        input.segment(s).data(), requests[s].position.data(), n, outgoing[s].data());
     check_launch("gather_local");
     send_index[s] = requests[s].local.data();
     send_values[s] = outgoing[s].data();
@@ -379,8 +378,8 @@ void scatter_impl(const distributed_vector<T>& input, const distributed_vector<I
     if (m == 0) continue;
     device_guard guard(group.device(s));
     cudaStream_t stream = group.stream(s);
-    scatter_local<<<grid_for(m, 256), 256, 0, stream>>>(incoming[s].data(), incoming_index[s].data(), m,
-                                                        output.segment(s).data());
+    scatter_local<<<blocks_for(m, tuning::elementwise_threads), tuning::elementwise_threads, 0, stream>>>(
+        incoming[s].data(), incoming_index[s].data(), m, output.segment(s).data());
     check_launch("scatter_local");
   }
 }

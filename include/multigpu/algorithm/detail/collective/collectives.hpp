@@ -14,6 +14,7 @@
 // Under dispatch_policy::graph the same enqueueing is captured into a CUDA graph and replayed
 // (runtime/detail/graph_replay.hpp); what a call depends on is written into its fingerprint.
 
+#include <multigpu/algorithm/detail/collective/partial_kernels.hpp>
 #include <multigpu/algorithm/detail/local/local_reduce.hpp>
 #include <multigpu/algorithm/future.hpp>
 #include <multigpu/core/capture.hpp>
@@ -22,26 +23,6 @@
 #include <mutex>
 
 namespace multigpu::detail {
-
-/// out = unwrap(p[0] op p[1] op ... op p[count-1]), or with `init` in front when has_init.
-template <class P, class POp, class Out>
-__global__ void fold_partials(const P* partials, std::size_t count, POp op, Out* out, P init, bool has_init) {
-  P acc = has_init ? init : partials[0];
-  for (std::size_t i = has_init ? 0 : 1; i < count; ++i) acc = op(acc, partials[i]);
-  *out = static_cast<Out>(unwrap(acc));
-}
-
-/// carries[i] = unwrap(p[0] op ... op p[i]) for i < count: the carry of piece i + 1. One
-/// thread: count is the number of pieces, a handful.
-template <class P, class POp, class T>
-__global__ void scan_partials(const P* partials, std::size_t count, POp op, T* carries) {
-  P acc = partials[0];
-  carries[0] = static_cast<T>(unwrap(acc));
-  for (std::size_t i = 1; i < count; ++i) {
-    acc = op(acc, partials[i]);
-    carries[i] = static_cast<T>(unwrap(acc));
-  }
-}
 
 /// The partials arena of a collective rooted at `root`, for `bytes`, by the group's merge route
 /// for `kind`: the root's device scratch or its pinned mapped host scratch. A device arena

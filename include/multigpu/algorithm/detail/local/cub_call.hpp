@@ -1,13 +1,15 @@
 #pragma once
 // CUB's two-phase calls with temporary storage from the slot's pool: the first call asks
 // for the size, the second runs. The storage is allocated and released on the same stream,
-// so it is reused by the next call at no cost.
+// so it is reused by the next call at no cost. Also the grid and the launch check of our own
+// kernels.
 
 #include <multigpu/core/error.hpp>
 #include <multigpu/core/observer.hpp>
 #include <multigpu/memory/device_pool.hpp>
 #include <multigpu/runtime/detail/scratch.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <source_location>
@@ -65,6 +67,11 @@ void cub_call(slot_scratch& scratch, cudaStream_t stream, const char* what, std:
 inline void check_launch(const char* what,
                          const std::source_location where = std::source_location::current()) {
   check_cub(cudaGetLastError(), what, where);
+}
+
+/// The grid of one of our own kernels: blocks of `threads` covering n items, one at least.
+inline unsigned blocks_for(std::size_t n, unsigned threads) {
+  return static_cast<unsigned>(std::max<std::size_t>(1, (n + threads - 1) / threads));
 }
 
 }  // namespace multigpu::detail

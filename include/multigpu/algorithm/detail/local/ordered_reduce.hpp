@@ -7,6 +7,7 @@
 // threads. A second launch folds the per-block results in order.
 
 #include <multigpu/algorithm/detail/local/cub_call.hpp>
+#include <multigpu/algorithm/detail/local/tuning.hpp>
 #include <multigpu/core/diagnostics.hpp>
 
 #include <cub/block/block_load.cuh>
@@ -24,7 +25,7 @@ namespace multigpu::detail {
 /// keeps the order of the items.
 template <int Block, int Items, class Item, class P>
 struct ordered_reduce_staging {
-  static constexpr std::size_t budget = 24 * 1024;
+  static constexpr std::size_t budget = tuning::ordered_reduce_staging_bytes;
   template <cub::BlockLoadAlgorithm A>
   static constexpr std::size_t load_bytes = sizeof(typename cub::BlockLoad<Item, Block, Items, A>::TempStorage);
   template <cub::BlockReduceAlgorithm A>
@@ -42,10 +43,6 @@ struct ordered_reduce_staging {
                 "per warp in shared memory, and this partial type is too large for it (over about 4 KiB); "
                 "reduce a smaller type, or declare the operator multigpu::commutative if it is");
 };
-
-/// Items per thread: fewer for wider items, one for items wider than 64 bytes.
-template <class Item>
-inline constexpr int ordered_reduce_items = sizeof(Item) <= 8 ? 8 : sizeof(Item) <= 64 ? 4 : 1;
 
 template <int Block, int Items, class Input, class Transform, class P, class POp>
 __global__ void __launch_bounds__(Block)
@@ -99,12 +96,13 @@ template <class Input, class Transform, class P, class POp>
 void ordered_reduce(Input in, std::size_t n, Transform transform, POp op, P init, P empty, P* out,
                     slot_scratch& scratch, cudaStream_t stream) {
   diagnostics::note(diagnostics::path::ordered_reduce);
-  constexpr int block = 256;
+  constexpr int block = tuning::ordered_reduce_threads;
   using item_t = typename cuda::std::iterator_traits<Input>::value_type;
-  constexpr int items = ordered_reduce_items<item_t>;
+  constexpr int items = tuning::ordered_reduce_items<sizeof(item_t)>;
   constexpr std::size_t tile = static_cast<std::size_t>(block) * items;
-  const std::size_t blocks =
-      std::min<std::size_t>((n + tile - 1) / tile, static_cast<std::size_t>(2 * scratch.multiprocessors()));
+  const std::size_t blocks = std::min<std::size_t>(
+      (n + tile - 1) / tile,
+      static_cast<std::size_t>(tuning::ordered_reduce_blocks_per_multiprocessor * scratch.multiprocessors()));
   if (blocks == 1) {
     ordered_reduce_kernel<block, items><<<1, block, 0, stream>>>(in, n, transform, op, init, empty, out);
     check_launch("ordered_reduce_kernel");
@@ -115,7 +113,7 @@ void ordered_reduce(Input in, std::size_t n, Transform transform, POp op, P init
   ordered_reduce_kernel<block, items>
       <<<static_cast<unsigned>(blocks), block, 0, stream>>>(in, n, transform, op, empty, empty, partials);
   check_launch("ordered_reduce_kernel");
-  constexpr int p_items = ordered_reduce_items<P>;
+  constexpr int p_items = tuning::ordered_reduce_items<sizeof(P)>;
   ordered_reduce_kernel<block, p_items>
       <<<1, block, 0, stream>>>(static_cast<const P*>(partials), blocks, identity_transform{}, op, init, empty, out);
   check_launch("ordered_reduce_kernel");

@@ -12,6 +12,7 @@
 // round when pieces are small.
 
 #include <multigpu/algorithm/detail/local/cub_call.hpp>
+#include <multigpu/algorithm/detail/local/tuning.hpp>
 #include <multigpu/core/diagnostics.hpp>
 
 #include <cub/block/block_reduce.cuh>
@@ -32,21 +33,19 @@ template <class Input, class Transform, class POp, class P>
 using small_reduce_accum_t = ::cuda::std::decay_t<::cuda::std::invoke_result_t<
     POp, P, ::cuda::std::invoke_result_t<Transform, typename ::cuda::std::iterator_traits<Input>::value_type>>>;
 
-/// The block shape of small_reduce for an accumulator of type A: 512 threads, and as many
-/// loads in flight per thread and round as keep the registers within 128 a thread (16 for
-/// 4-byte accumulators, 8 for 8-byte, 4 above).
+/// The block shape of small_reduce for an accumulator of type A (values in local/tuning.hpp):
+/// 512 threads, and as many loads in flight per thread and round as keep the registers within
+/// 128 a thread (16 for 4-byte accumulators, 8 for 8-byte, 4 above).
 template <class A>
 struct small_reduce_shape {
-  static constexpr int threads = 512;
-  static constexpr int items = sizeof(A) <= 4 ? 16 : sizeof(A) <= 8 ? 8 : 4;
+  static constexpr int threads = tuning::small_reduce_threads;
+  static constexpr int items = tuning::small_reduce_items<sizeof(A)>;
   /// Pieces of at most this many elements take the one-launch reduction: 16384 (32 a thread)
   /// for accumulators of up to 8 bytes, 4096 up to 32 bytes; accumulators over 32 bytes never
   /// do. The limit counts elements, not accumulator bytes: count_if of floats accumulates in
   /// size_t, and a piece of 16384 floats is still one block's work (four rounds of 8 loads a
   /// thread), while CUB's two launches of it cost the host more than the launch they add.
-  static constexpr std::size_t limit = sizeof(A) <= 8    ? static_cast<std::size_t>(threads) * 32
-                                       : sizeof(A) <= 32 ? static_cast<std::size_t>(threads) * 8
-                                                         : 0;
+  static constexpr std::size_t limit = tuning::small_reduce_limit<sizeof(A)>;
 };
 
 /// *out = start op transform(in[0]) op ... op transform(in[n-1]) in some order, accumulated in

@@ -7,6 +7,7 @@
 // CUB's FutureValue is. Operators need be associative only: BlockScan keeps the order.
 
 #include <multigpu/algorithm/detail/local/cub_call.hpp>
+#include <multigpu/algorithm/detail/local/tuning.hpp>
 
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_scan.cuh>
@@ -17,15 +18,17 @@
 
 namespace multigpu::detail {
 
-/// The block shape of small_scan for elements of type T: 512 threads, and as many items per
-/// thread as keep a tile's transposition in 32 KiB of shared memory (16 floats, 8 doubles).
+/// The block shape of small_scan for elements of type T (values in local/tuning.hpp): 512
+/// threads, and as many items per thread as keep a tile's transposition in 32 KiB of shared
+/// memory (16 floats, 8 doubles).
 template <class T>
 struct small_scan_shape {
-  static constexpr int threads = 512;
-  static constexpr int items = sizeof(T) <= 4 ? 16 : sizeof(T) <= 8 ? 8 : sizeof(T) <= 16 ? 4 : sizeof(T) <= 32 ? 2 : 1;
+  static constexpr int threads = tuning::small_scan_threads;
+  static constexpr int items = tuning::small_scan_items<sizeof(T)>;
   static constexpr std::size_t tile = static_cast<std::size_t>(threads) * items;
-  /// Pieces of at most this many elements take the one-launch scan; larger elements never do.
-  static constexpr std::size_t limit = sizeof(T) <= 32 ? 2 * tile : 0;
+  /// Pieces of at most this many elements (two tiles) take the one-launch scan; elements over
+  /// 32 bytes never do.
+  static constexpr std::size_t limit = tuning::small_scan_tiles<sizeof(T)> * tile;
 };
 
 /// The running total between tiles: BlockScan's first warp calls it with each tile's

@@ -4,7 +4,7 @@
 //      stable merge sort for any other comparator);
 //   2. every element is a (key, global index) pair: the element at position p of segment
 //      s's sorted run has index offset(s) + p, a total order in which equal keys keep their
-//      input order. The runs are split exactly at the segment offsets (detail/sort/splitters.hpp:
+//      input order. The runs are split exactly at the segment offsets (detail/sort/split.hpp:
 //      a few rounds of candidates, each round one wait of the host, the candidates and
 //      counts in pinned mapped host memory), so slot d receives exactly its own segment's
 //      size, whatever the keys (all equal included);
@@ -17,212 +17,31 @@
 //      needed.
 // Every local sort is stable and the order of equal keys is the input order throughout, so
 // the whole sort is stable.
+// The steps live beside this file: local_sort.hpp (1), order.hpp (the order of 1 to 4),
+// split.hpp with splitters.hpp (2), merge.hpp (3 and 4). This file drives them, and includes
+// is_sorted.hpp and bounds.hpp, the searches of a sorted vector, for algorithm/sort.hpp.
 
 #include <multigpu/algorithm/detail/collective/all_to_all.hpp>
-#include <multigpu/algorithm/detail/collective/collectives.hpp>
-#include <multigpu/algorithm/detail/local/cub_call.hpp>
 #include <multigpu/algorithm/detail/collective/join.hpp>
-#include <multigpu/algorithm/detail/sort/splitters.hpp>
+#include <multigpu/algorithm/detail/sort/bounds.hpp>
+#include <multigpu/algorithm/detail/sort/is_sorted.hpp>
+#include <multigpu/algorithm/detail/sort/local_sort.hpp>
+#include <multigpu/algorithm/detail/sort/merge.hpp>
+#include <multigpu/algorithm/detail/sort/order.hpp>
+#include <multigpu/algorithm/detail/sort/split.hpp>
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
-#include <multigpu/memory/staging_pool.hpp>
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/core/error.hpp>
+#include <multigpu/memory/device_pool.hpp>
+#include <multigpu/runtime/device_group.hpp>
 
-#include <cub/device/device_merge.cuh>
-#include <cub/device/device_merge_sort.cuh>
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/util_type.cuh>
-#include <cuda/std/functional>
-
-#include <algorithm>
-#include <cstdint>
-#include <cstring>
-#include <functional>
-#include <optional>
+#include <cstddef>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace multigpu::detail {
-
-/// Keys CUB's radix sort orders like `<` (floats as radix_less in detail/sort/splitters.hpp says).
-template <class K>
-inline constexpr bool radix_key_v = (std::is_integral_v<K> && !std::is_same_v<K, bool>) ||
-                                    std::is_same_v<K, float> || std::is_same_v<K, double>;
-
-template <class K, class Comp>
-inline constexpr bool default_less_v =
-    std::is_same_v<Comp, cuda::std::less<>> || std::is_same_v<Comp, cuda::std::less<K>> ||
-    std::is_same_v<Comp, std::less<>> || std::is_same_v<Comp, std::less<K>>;
-
-/// Radix sort applies: arithmetic keys in ascending order.
-template <class K, class Comp>
-inline constexpr bool use_radix_v = radix_key_v<K> && default_less_v<K, Comp>;
-
-/// The comparator the sort really orders by.
-template <class K, class Comp>
-using sort_order_t = std::conditional_t<use_radix_v<K, Comp>, radix_less<K>, Comp>;
-
-template <class K, class Comp>
-sort_order_t<K, Comp> sort_order(const Comp& comp) {
-  if constexpr (use_radix_v<K, Comp>)
-    return radix_less<K>{};
-  else
-    return comp;
-}
-
-/// Stands for "no values" in sort_by_key's machinery.
-struct no_values {};
-
-/// Stably sorts n keys (and values) on the current device. Radix sort ping-pongs between
-/// `keys` and `keys_alt` (same for values) and says where the result is; merge sort works
-/// in place and needs no second buffer.
-template <class K, class V, class Comp>
-std::pair<K*, V*> sort_run(K* keys, K* keys_alt, V* values, V* values_alt, std::size_t n, const Comp& comp,
-                           device_pool& pool, cudaStream_t stream) {
-  constexpr bool with_values = !std::is_same_v<V, no_values>;
-  if (n == 0) return {keys, values};
-  if constexpr (use_radix_v<K, Comp>) {
-    cub::DoubleBuffer<K> kb(keys, keys_alt);
-    constexpr int bits = static_cast<int>(sizeof(K) * 8);
-    if constexpr (with_values) {
-      cub::DoubleBuffer<V> vb(values, values_alt);
-      cub_call(pool, stream, "cub::DeviceRadixSort::SortPairs", [&](void* temp, std::size_t& bytes) {
-        return cub::DeviceRadixSort::SortPairs(temp, bytes, kb, vb, n, 0, bits, stream);
-      });
-      return {kb.Current(), vb.Current()};
-    } else {
-      cub_call(pool, stream, "cub::DeviceRadixSort::SortKeys", [&](void* temp, std::size_t& bytes) {
-        return cub::DeviceRadixSort::SortKeys(temp, bytes, kb, n, 0, bits, stream);
-      });
-      return {kb.Current(), values};
-    }
-  } else {
-    if constexpr (with_values) {
-      cub_call(pool, stream, "cub::DeviceMergeSort::StableSortPairs", [&](void* temp, std::size_t& bytes) {
-        return cub::DeviceMergeSort::StableSortPairs(temp, bytes, keys, values, n, comp, stream);
-      });
-    } else {
-      cub_call(pool, stream, "cub::DeviceMergeSort::StableSortKeys", [&](void* temp, std::size_t& bytes) {
-        return cub::DeviceMergeSort::StableSortKeys(temp, bytes, keys, n, comp, stream);
-      });
-    }
-    return {keys, values};
-  }
-}
-
-/// One sorted piece of a sender's run, read where it lies (on this device or over a peer
-/// link), with its values.
-template <class K, class V>
-struct run_piece {
-  const K* keys;
-  const V* values;
-  std::size_t length;
-};
-
-/// One merge pass: merges the sorted pieces pairwise, in order, into `keys` (and `values`),
-/// back to back, and copies an odd piece out as it is; returns the merged runs' lengths.
-/// Among equivalent keys the earlier piece's come first: cub::DeviceMerge takes the first
-/// range's element on ties (thrust::merge, which documents that stability, is built on it).
-/// The pieces may lie anywhere the stream's device can load from: the first pass of a
-/// receiver reads the senders' runs in place.
-template <class K, class V, class Order>
-std::vector<std::size_t> merge_pieces(const std::vector<run_piece<K, V>>& pieces, K* keys, V* values,
-                                      const Order& order, device_pool& pool, cudaStream_t stream) {
-  constexpr bool with_values = !std::is_same_v<V, no_values>;
-  std::vector<std::size_t> lengths;
-  std::size_t offset = 0;
-  for (std::size_t i = 0; i < pieces.size(); i += 2) {
-    const run_piece<K, V>& a = pieces[i];
-    if (i + 1 == pieces.size()) {
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(keys + offset, a.keys, a.length * sizeof(K), cudaMemcpyDefault, stream));
-      if constexpr (with_values)
-        MULTIGPU_CUDA_TRY(
-            cudaMemcpyAsync(values + offset, a.values, a.length * sizeof(V), cudaMemcpyDefault, stream));
-      lengths.push_back(a.length);
-      break;
-    }
-    const run_piece<K, V>& b = pieces[i + 1];
-    const auto na = static_cast<std::int64_t>(a.length), nb = static_cast<std::int64_t>(b.length);
-    if constexpr (with_values) {
-      cub_call(pool, stream, "cub::DeviceMerge::MergePairs", [&](void* temp, std::size_t& bytes) {
-        return cub::DeviceMerge::MergePairs(temp, bytes, a.keys, a.values, na, b.keys, b.values, nb, keys + offset,
-                                            values + offset, order, stream);
-      });
-    } else {
-      cub_call(pool, stream, "cub::DeviceMerge::MergeKeys", [&](void* temp, std::size_t& bytes) {
-        return cub::DeviceMerge::MergeKeys(temp, bytes, a.keys, na, b.keys, nb, keys + offset, order, stream);
-      });
-    }
-    lengths.push_back(a.length + b.length);
-    offset += a.length + b.length;
-  }
-  return lengths;
-}
-
-/// Merges consecutive sorted runs of the given lengths (and their values) into one, in
-/// ceil(log2 runs) passes of merge_pieces that ping-pong between the buffers and their
-/// alternates; returns where the result lies. Earlier runs come first among equivalent keys.
-template <class K, class V, class Order>
-std::pair<K*, V*> merge_runs(K* keys, K* keys_alt, V* values, V* values_alt, std::vector<std::size_t> lengths,
-                             const Order& order, device_pool& pool, cudaStream_t stream) {
-  constexpr bool with_values = !std::is_same_v<V, no_values>;
-  std::erase(lengths, std::size_t{0});
-  K* from = keys;
-  K* to = keys_alt;
-  V* values_from = values;
-  V* values_to = values_alt;
-  while (lengths.size() > 1) {
-    std::vector<run_piece<K, V>> pieces;
-    std::size_t offset = 0;
-    for (std::size_t length : lengths) {
-      if constexpr (with_values)
-        pieces.push_back({from + offset, values_from + offset, length});
-      else
-        pieces.push_back({from + offset, nullptr, length});
-      offset += length;
-    }
-    lengths = merge_pieces(pieces, to, values_to, order, pool, stream);
-    std::swap(from, to);
-    std::swap(values_from, values_to);
-  }
-  return {from, values_from};
-}
-
-/// The candidates of one round of the split search: keys[j] = run[positions[j]] and
-/// index[j] = first_index + positions[j] (its global index), for j < count.
-template <class K>
-__global__ void offer_candidates(const K* run, const std::size_t* positions, std::size_t count,
-                                 std::size_t first_index, K* keys, std::size_t* index) {
-  const std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (j >= count) return;
-  keys[j] = run[positions[j]];
-  index[j] = first_index + positions[j];
-}
-
-/// before[j] = how many elements of the sorted run come before (keys[j], index[j]) in
-/// (key, index) order, where the element at position p has index first_index + p.
-template <class K, class Order>
-__global__ void count_before(const K* run, std::size_t n, std::size_t first_index, const K* keys,
-                             const std::size_t* index, std::size_t count, Order order, std::size_t* before) {
-  const std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (j >= count) return;
-  const K key = keys[j];
-  const std::size_t at = index[j];
-  std::size_t lo = 0, hi = n;
-  while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo) / 2;
-    const bool earlier = order(run[mid], key) || (!order(key, run[mid]) && first_index + mid < at);
-    if (earlier)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  before[j] = lo;
-}
-
-inline unsigned blocks_for(std::size_t n, unsigned threads) {
-  return static_cast<unsigned>(std::max<std::size_t>(1, (n + threads - 1) / threads));
-}
 
 /// What a sort did, for tests of its balance and its search: how many elements each slot
 /// received (empty when the sort needed no exchange), how many rounds the exact splitting
@@ -232,126 +51,6 @@ struct sort_stats {
   std::size_t split_rounds = 0;
   bool merged_in_place = false;
 };
-
-/// Marks, when it goes out of scope (normally or by an exception), everything enqueued on
-/// the given slots' streams as a use of a staging lease, so that the block is not reused
-/// before the kernels that read or write it are done.
-class lease_fences {
- public:
-  lease_fences(const device_group& group, staging_pool::lease& lease, const std::vector<std::size_t>& slots)
-      : group_(group), lease_(lease), slots_(slots) {}
-  lease_fences(const lease_fences&) = delete;
-  lease_fences& operator=(const lease_fences&) = delete;
-  ~lease_fences() {
-    for (std::size_t s : slots_) {
-      try {
-        quiet_device_guard guard(group_.device(s));
-        lease_.fence(group_.device(s), group_.stream(s));
-      } catch (...) {  // nothing more can be ordered; the error that brought us here is reported
-      }
-    }
-  }
-
- private:
-  const device_group& group_;
-  staging_pool::lease& lease_;
-  const std::vector<std::size_t>& slots_;
-};
-
-/// Rounds up to a multiple of 256 bytes, the alignment of every region of a staging block.
-inline std::size_t aligned_bytes(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
-
-/// Splits the sorted runs (run[s] holds sizes[s] elements on slot s) exactly at the segment
-/// offsets: plan.count(s, d) elements of run s go to slot d, and slot d receives exactly
-/// sizes[d] elements. Each round of the search (detail/sort/splitters.hpp) costs one wait of the
-/// host: the positions, the candidates and the counts all live in one block of pinned,
-/// mapped host memory that the kernels read and write in place. Every slot takes its
-/// candidates from its run; every slot waits for the others' candidates (events, no host)
-/// and counts, in its run, the elements before each; the host waits for the counts.
-template <class K, class Order>
-exchange_plan split_exactly(const device_group& group, const std::vector<K*>& run,
-                            const std::vector<std::size_t>& sizes, const std::vector<std::size_t>& offsets,
-                            const Order& order, std::size_t* rounds) {
-  group_state& g = state_of(group);
-  const std::size_t k = group.size();
-  std::vector<std::size_t> targets(offsets.begin() + 1, offsets.end());
-  std::vector<std::size_t> filled;
-  for (std::size_t s = 0; s < k; ++s)
-    if (sizes[s] > 0) filled.push_back(s);
-  // A window never exceeds its run, so no run offers more than its size per target.
-  const std::size_t largest = *std::max_element(sizes.begin(), sizes.end());
-  const std::size_t per_run = std::max<std::size_t>(2, std::min(candidates_per_run(k), largest));
-  exact_splitting search(sizes, targets, per_run);
-  // The largest round: every run offers per_run positions for every target.
-  const std::size_t offered_most = (k - 1) * per_run;
-  const std::size_t most = k * offered_most;
-  const std::size_t positions_at = 0;
-  const std::size_t index_at = positions_at + aligned_bytes(most * sizeof(std::size_t));
-  const std::size_t keys_at = index_at + aligned_bytes(most * sizeof(std::size_t));
-  const std::size_t before_at = keys_at + aligned_bytes(most * sizeof(K));
-  const std::size_t bytes = before_at + k * most * sizeof(std::size_t);
-  staging_pool::lease host = g.staging().acquire(bytes);
-  lease_fences fences(group, host, filled);
-  host.order_before_host();  // the host writes the positions: earlier users must be done
-  auto* block = static_cast<std::byte*>(host.data());
-  auto* positions = reinterpret_cast<std::size_t*>(block + positions_at);
-  auto* index = reinterpret_cast<std::size_t*>(block + index_at);
-  auto* keys = reinterpret_cast<K*>(block + keys_at);
-  auto* counted = reinterpret_cast<std::size_t*>(block + before_at);
-  // An empty run counts nothing before any candidate; the filled slots' rows are written by
-  // their counting kernels, and the search reads the table where it lies.
-  for (std::size_t s = 0; s < k; ++s)
-    if (sizes[s] == 0) std::fill(counted + s * most, counted + (s + 1) * most, std::size_t{0});
-
-  std::vector<std::size_t> first(k);
-  while (!search.done()) {
-    search.plan_round();
-    std::size_t count = 0;
-    for (std::size_t s = 0; s < k; ++s) {
-      const std::vector<std::size_t>& p = search.positions(s);
-      first[s] = count;
-      count += p.size();
-      std::copy(p.begin(), p.end(), positions + s * offered_most);
-    }
-    // Each slot's candidates, from its run.
-    for (std::size_t s = 0; s < k; ++s) {
-      const std::size_t m = search.positions(s).size();
-      if (m == 0) continue;
-      device_guard guard(group.device(s));
-      cudaStream_t stream = group.stream(s);
-      offer_candidates<<<blocks_for(m, 256), 256, 0, stream>>>(run[s], positions + s * offered_most, m, offsets[s],
-                                                              keys + first[s], index + first[s]);
-      check_launch("offer_candidates");
-    }
-    // Every slot counts, in its run, the elements before every candidate, once every
-    // slot's candidates are in.
-    join_streams(group, filled);
-    for (std::size_t d : filled) {
-      device_guard guard(group.device(d));
-      cudaStream_t stream = group.stream(d);
-      count_before<<<blocks_for(count, 128), 128, 0, stream>>>(run[d], sizes[d], offsets[d], keys, index, count,
-                                                              order, counted + d * most);
-      check_launch("count_before");
-    }
-    for (std::size_t d : filled) {
-      device_guard guard(group.device(d));
-      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group.stream(d)));
-    }
-    search.absorb(counted, most);
-  }
-  if (rounds) *rounds = search.rounds();
-  const std::vector<std::vector<std::size_t>> splits = search.checked_splits();
-  exchange_plan plan(k);
-  for (std::size_t s = 0; s < k; ++s) {
-    std::size_t previous = 0;
-    for (std::size_t d = 0; d < k; ++d) {
-      const std::size_t end = d + 1 < k ? splits[d][s] : sizes[s];
-      plan.count(s, d) = end - previous;
-      previous = end;
-    }
-  }
-  return plan;
-}
 
 /// True when every receiver of the exchange can read its pieces where they lie: the sender
 /// is on the receiver's device, or the receiver may load from the sender's device over a
@@ -535,119 +234,6 @@ void sort_by_key_impl(const char* algorithm, distributed_vector<K>& keys, distri
     throw;
   }
   values.copy_range_from(lined_up, 0, values.size(), 0);
-}
-
-// ---- is_sorted, lower_bound, upper_bound -------------------------------------------------
-
-/// *out = the first position p in the sorted x with !(x[p] < value) (lower) or
-/// value < x[p] (upper).
-template <class T, class Comp>
-__global__ void bound_in_run(const T* x, std::size_t n, T value, Comp comp, bool upper, std::size_t* out) {
-  std::size_t lo = 0, hi = n;
-  while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo) / 2;
-    const bool go_right = upper ? !comp(value, x[mid]) : comp(x[mid], value);
-    if (go_right)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  *out = lo;
-}
-
-/// What is_sorted knows of a run of consecutive elements: its first and last element and
-/// whether no element comes before its predecessor. `empty` marks the identity.
-template <class T>
-struct sorted_run {
-  unsigned sorted;
-  unsigned empty;
-  T first;
-  T last;
-};
-
-/// Joins two adjacent runs (associative, not commutative): sorted when both are and the
-/// right run's first element does not come before the left run's last.
-template <class Comp>
-struct join_sorted_runs {
-  Comp comp;
-  template <class T>
-  __host__ __device__ sorted_run<T> operator()(const sorted_run<T>& left, const sorted_run<T>& right) const {
-    if (left.empty) return right;
-    if (right.empty) return left;
-    sorted_run<T> joined = left;
-    joined.last = right.last;
-    joined.sorted = left.sorted && right.sorted && !comp(right.first, left.last) ? 1u : 0u;
-    return joined;
-  }
-};
-
-/// *out = the run x[0, n) taken as sorted (n > 0); find_descent_in_run corrects that.
-/// Written whole, padding included, so the fold reads no uninitialised byte.
-template <class T>
-__global__ void describe_run(const T* x, std::size_t n, sorted_run<T>* out) {
-  sorted_run<T> run;
-  memset(&run, 0, sizeof(run));
-  run.sorted = 1u;
-  run.first = x[0];
-  run.last = x[n - 1];
-  memcpy(out, &run, sizeof(run));
-}
-
-/// out->sorted = 0 when some x[i+1] comes before x[i]. Every writer writes the same value.
-template <class T, class Comp>
-__global__ void find_descent_in_run(const T* x, std::size_t n, Comp comp, sorted_run<T>* out) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i + 1 < n; i += stride)
-    if (comp(x[i + 1], x[i])) {
-      *static_cast<volatile unsigned*>(&out->sorted) = 0u;
-      return;
-    }
-}
-
-/// is_sorted as a local step per segment (its run: first, last, sorted inside) and the
-/// in-order reduction of the runs, which checks each boundary between segments: every
-/// segment's kernels run at once, and the host waits once, for the result.
-template <class T, class Comp>
-bool is_sorted_impl(const distributed_vector<T>& v, const Comp& comp) {
-  if (v.size() < 2) return true;
-  sorted_run<T> identity;
-  std::memset(&identity, 0, sizeof(identity));
-  identity.sorted = 1u;
-  identity.empty = 1u;
-  range_ref<T> range(v, 0, v.size());
-  const sorted_run<T> whole =
-      reduce_pieces<sorted_run<T>, sorted_run<T>>(
-          range, join_sorted_runs<Comp>{comp}, identity,
-          [&](const piece_context& ctx, sorted_run<T>* out, bool) {
-            const T* x = range.data(ctx.index);
-            describe_run<<<1, 1, 0, ctx.stream>>>(x, ctx.count, out);
-            check_launch("is_sorted");
-            if (ctx.count > 1) {
-              find_descent_in_run<<<std::min(blocks_for(ctx.count, 256), 2048u), 256, 0, ctx.stream>>>(x, ctx.count,
-                                                                                                    comp, out);
-              check_launch("is_sorted");
-            }
-          })
-          .get();
-  return whole.sorted != 0;
-}
-
-/// The position of lower_bound (upper = false) or upper_bound in a sorted vector: the sum
-/// over segments of each segment's own bound.
-template <class T, class Comp>
-std::size_t bound_impl(const distributed_vector<T>& v, const T& value, const Comp& comp, bool upper) {
-  if (v.size() == 0) return 0;
-  // Each segment's bound is a partial of reduce_pieces, added up on the device: the searches
-  // run at once and the host waits once.
-  range_ref<T> range(v, 0, v.size());
-  return reduce_pieces<std::size_t, std::size_t>(range, cuda::std::plus<>{}, std::size_t{0},
-                                                 [&](const piece_context& ctx, std::size_t* out, bool) {
-                                                   bound_in_run<<<1, 1, 0, ctx.stream>>>(range.data(ctx.index),
-                                                                                         ctx.count, value, comp, upper,
-                                                                                         out);
-                                                   check_launch(upper ? "upper_bound" : "lower_bound");
-                                                 })
-      .get();
 }
 
 }  // namespace multigpu::detail

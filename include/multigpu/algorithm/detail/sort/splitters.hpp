@@ -1,58 +1,36 @@
 #pragma once
-// The host side of the distributed sort (detail/sort/sort.hpp): the radix order of keys, and the
-// exact splitting of k sorted runs at given global ranks. Pure host arithmetic, tested on
-// the CPU.
+// The host side of the sort's exact split (detail/sort/split.hpp runs it on the devices): the
+// splitting of k sorted runs at given global ranks. Pure host arithmetic, tested on the CPU.
 //
 // Every element is a (key, global index) pair, where the index of the element at position p
 // of segment s's stably sorted run is offset(s) + p. Ordering by (key, index) is a total
 // order in which equal keys keep their input order, so every rank t names exactly one
 // element, and equal keys split between segments like distinct keys.
 
+#include <multigpu/algorithm/detail/local/tuning.hpp>
 #include <multigpu/core/error.hpp>
-
-#include <cuda/std/bit>
-#include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdint>
 #include <numeric>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 namespace multigpu::detail {
 
-/// The order CUB's radix sort puts keys in, as a comparator. Integers: `<`. Floating
-/// point: -0.0 and +0.0 are equivalent, NaNs with the sign bit clear come after +inf and
-/// NaNs with the sign bit set before -inf, NaNs ordered by their bits.
-template <class K>
-struct radix_less {
-  __host__ __device__ static auto ordered(const K& x) {
-    if constexpr (std::is_floating_point_v<K>) {
-      using U = std::conditional_t<sizeof(K) == 4, std::uint32_t, std::uint64_t>;
-      constexpr U sign = U(1) << (sizeof(U) * 8 - 1);
-      U bits = cuda::std::bit_cast<U>(x);
-      if (bits == sign) bits = 0;  // -0.0 sorts as +0.0
-      return (bits & sign) ? U(~bits) : U(bits | sign);
-    } else {
-      return x;
-    }
-  }
-  __host__ __device__ bool operator()(const K& a, const K& b) const { return ordered(a) < ordered(b); }
-};
-
-/// How many candidates each run offers per target and round. Every round shrinks each run's
-/// window to below one candidate spacing, so more candidates mean fewer rounds (each one wait
-/// of the host); but a round's candidates number (runs - 1) * runs of them, every run counts
-/// them all, and the counts live in pinned host memory that the staging pool keeps: runs^2
-/// (runs - 1) of them per unit, held within 2^18 (2 MiB of counts), down to 16. At most 512,
-/// which splits runs of 2^27 elements in three rounds; fewer from 9 runs on.
+/// How many candidates each run offers per target and round (the values in local/tuning.hpp).
+/// Every round shrinks each run's window to below one candidate spacing, so more candidates
+/// mean fewer rounds (each one wait of the host); but a round's candidates number
+/// (runs - 1) * runs of them, every run counts them all, and the counts live in pinned host
+/// memory that the staging pool keeps: runs^2 (runs - 1) of them per unit, held within 2^18
+/// (2 MiB of counts), down to 16. At most 512, which splits runs of 2^27 elements in three
+/// rounds; fewer from 9 runs on.
 inline std::size_t candidates_per_run(std::size_t runs) {
-  if (runs < 2) return 512;
-  if (runs > 64) return 16;  // the bound is below the floor from 26 runs on
-  return std::clamp<std::size_t>((std::size_t{1} << 18) / (runs * runs * (runs - 1)), 16, 512);
+  if (runs < 2) return tuning::split_candidates_most;
+  if (runs > 64) return tuning::split_candidates_least;  // the bound is below the floor from 26 runs on
+  return std::clamp<std::size_t>(tuning::split_counts_per_round / (runs * runs * (runs - 1)),
+                                 tuning::split_candidates_least, tuning::split_candidates_most);
 }
 
 /// Exact splitting of k sorted runs at target ranks: for each target t, how many elements of
