@@ -7,7 +7,6 @@
 #include <multigpu/core/observer.hpp>
 #include <multigpu/transfer/detail/host_stager.hpp>
 
-#include <multigpu/runtime/detail/graph_replay.hpp>
 #include <multigpu/runtime/detail/peer_registry.hpp>
 
 #include <algorithm>
@@ -125,6 +124,7 @@ group_state::group_state(std::vector<int> devices, group_options options)
       streams_.push_back(multigpu::stream::borrow(slot_devices_[s], user));
     }
   }
+  for (const auto& st : streams_) raw_streams_.push_back(st.get());
 
   // Should anything below throw, peers_ gives the access it holds back as it is destroyed.
   if (options_.peers == peer_policy::automatic) enable_peers();
@@ -135,18 +135,14 @@ group_state::group_state(std::vector<int> devices, group_options options)
   }
 #endif
   {
-    std::vector<cudaStream_t> raw;
     std::vector<device_pool*> scratch_pools;
     for (std::size_t s = 0; s < slot_devices_.size(); ++s) {
-      raw.push_back(stream(s));
       for (const auto& o : owned_)
         if (o.device == slot_devices_[s]) scratch_pools.push_back(o.scratch.get());
     }
-    executor_ = std::make_unique<executor_state>(slot_devices_, raw, scratch_pools);
+    scratch_ = std::make_unique<group_scratch>(slot_devices_, raw_streams_, scratch_pools);
   }
-  if (options_.dispatch == dispatch_policy::worker_threads)
-    workers_ = std::make_unique<slot_workers>(slot_devices_);
-  if (options_.dispatch == dispatch_policy::graph) graphs_ = std::make_unique<graph_replay>(*this);
+  executor_ = make_executor(options_.dispatch, *this, raw_streams_);
   reduction_merge_ = choose_merge_route(options_.merge, options_.peers, slot_devices_, 0, links_, merge_kind::reduction);
   scan_merge_ = choose_merge_route(options_.merge, options_.peers, slot_devices_, 0, links_, merge_kind::scan);
 }
@@ -222,10 +218,11 @@ void group_state::verify_peer(int from, int to) {
 group_state::~group_state() {
   // Teardown order: finish all work, return staging memory and pools, then give back the
   // peer access this group holds, and last destroy events and streams (members below).
-  workers_.reset();
+  // The executor goes first: its worker threads stop, and its graphs go before the scratch
+  // they point into.
   for (std::size_t s = 0; s < streams_.size(); ++s) MULTIGPU_CUDA_REPORT(cudaStreamSynchronize(stream(s)));
-  graphs_.reset();
   executor_.reset();
+  scratch_.reset();
   stager_.reset();
   staging_.release_free();
   owned_.clear();
@@ -246,19 +243,6 @@ host_stager& group_state::stager() {
   return *stager_;
 }
 
-void group_state::dispatch(std::span<const piece> pieces, function_ref<void(std::size_t)> step) {
-  if (workers_ && pieces.size() > 1) {
-    workers_->run(pieces, step);
-    return;
-  }
-  if (pieces.empty()) return;
-  device_guard guard(device(pieces[0].slot));
-  for (std::size_t i = 0; i < pieces.size(); ++i) {
-    guard.set(device(pieces[i].slot));
-    step(i);
-  }
-}
-
 copy_route group_state::route_between(std::size_t from, std::size_t to) const {
   return choose_route(options_.peers, device(from), device(to), links_);
 }
@@ -269,12 +253,12 @@ void group_state::order(std::size_t producer, std::size_t consumer) {
 }
 
 void group_state::join_readers(std::size_t root) {
-  std::vector<std::size_t>& readers = executor().slot(root).readers();
+  std::vector<std::size_t>& readers = scratch().slot(root).readers();
   if (readers.empty()) return;
   const cudaStream_t root_stream = stream(root);
   device_guard guard(device(root));
   for (std::size_t reader : readers)
-    if (stream(reader) != root_stream) executor().slot(reader).done().order_before(root_stream);
+    if (stream(reader) != root_stream) scratch().slot(reader).done().order_before(root_stream);
   readers.clear();
 }
 
@@ -357,8 +341,8 @@ std::string group_state::describe() const {
         << " in use)\n";
   }
   out << "  pinned staging memory: " << format_bytes(staging_.held_bytes()) << "\n";
-  out << "  executor scratch: " << format_bytes(executor_->device_bytes()) << " on devices, "
-      << format_bytes(executor_->host_bytes()) << " pinned\n";
+  out << "  executor scratch: " << format_bytes(scratch_->device_bytes()) << " on devices, "
+      << format_bytes(scratch_->host_bytes()) << " pinned\n";
   return out.str();
 }
 
@@ -412,7 +396,7 @@ void device_group::order(std::size_t producer, std::size_t consumer) const {
   (void)device(consumer);
   state_->order(producer, consumer);
 }
-std::size_t device_group::scratch_bytes() const { return state_->executor().device_bytes(); }
+std::size_t device_group::scratch_bytes() const { return state_->scratch().device_bytes(); }
 
 void device_group::synchronize() const { state_->synchronize(); }
 void device_group::wait(cudaEvent_t event) const { state_->wait(event); }

@@ -15,19 +15,18 @@ namespace {
 constexpr std::size_t cache_entries = 64;
 constexpr std::size_t variants_per_call = 4;
 
-/// Ends this thread's capture state for a group whatever happens.
-class redirect_scope {
+/// True on the thread that is capturing a collective: the allocators below a step, however
+/// deep, refuse to allocate (core/capture.hpp). Only this flag is per thread; the streams are
+/// handed to the enqueueing code.
+thread_local bool capturing_collective = false;
+
+/// Marks this thread as capturing until the end of the scope, whatever happens.
+class capture_scope {
  public:
-  redirect_scope(const group_state& group, const std::vector<cudaStream_t>& streams) noexcept {
-    capturing_streams = {&group, streams.data()};
-    capturing_collective = true;
-  }
-  ~redirect_scope() {
-    capturing_streams = {};
-    capturing_collective = false;
-  }
-  redirect_scope(const redirect_scope&) = delete;
-  redirect_scope& operator=(const redirect_scope&) = delete;
+  capture_scope() noexcept { capturing_collective = true; }
+  ~capture_scope() { capturing_collective = false; }
+  capture_scope(const capture_scope&) = delete;
+  capture_scope& operator=(const capture_scope&) = delete;
 };
 
 /// The node nothing depends on: where a captured reduction ends (its fold on the root).
@@ -50,6 +49,10 @@ cudaGraphNode_t sink_kernel(cudaGraph_t graph) {
 }
 
 }  // namespace
+
+void refuse_during_capture(bool permanent) {
+  if (capturing_collective) throw capture_miss(permanent);
+}
 
 struct graph_replay::entry {
   const void* site = nullptr;
@@ -99,7 +102,7 @@ graph_replay::~graph_replay() {
 /// allocate every time.
 graph_replay::entry* graph_replay::find(const void* site, std::span<const piece> pieces,
                                         const call_fingerprint& fingerprint, bool needs_result, bool& eager_only) {
-  const std::uint64_t generation = group_->executor().generation();
+  const std::uint64_t generation = group_->scratch().generation();
   eager_only = false;
   for (auto& e : entries_) {
     if (e->site != site || !std::ranges::equal(e->pieces, pieces)) continue;
@@ -157,7 +160,7 @@ void graph_replay::ensure_capture_streams() {
   try {
     for (std::size_t s = 0; s < n; ++s) {
       for (std::size_t t = 0; t < s; ++t)
-        if (group_->own_stream(t) == group_->own_stream(s)) made[s] = made[t];
+        if (group_->stream(t) == group_->stream(s)) made[s] = made[t];
       if (made[s] != nullptr) continue;
       device_guard guard(group_->device(s));
       MULTIGPU_CUDA_TRY(cudaStreamCreateWithFlags(&made[s], cudaStreamNonBlocking));
@@ -190,26 +193,26 @@ void graph_replay::renew_capture_streams() noexcept {
 /// streams, and on the slots that read the root's arena after its last eager scan.
 void graph_replay::join_before(std::size_t root, std::span<const piece> pieces) {
   group_state& g = *group_;
-  const cudaStream_t root_stream = g.own_stream(root);
+  const cudaStream_t root_stream = g.stream(root);
   g.join_readers(root);  // before any capture: the slots' own streams
   for (const auto& p : pieces) {
-    const cudaStream_t s = g.own_stream(p.slot);
+    const cudaStream_t s = g.stream(p.slot);
     if (s == root_stream) continue;
     device_guard guard(g.device(p.slot));
-    g.executor().slot(p.slot).done().record(s);
-    g.executor().slot(p.slot).done().order_before(root_stream);
+    g.scratch().slot(p.slot).done().record(s);
+    g.scratch().slot(p.slot).done().order_before(root_stream);
   }
 }
 
 /// Every participating stream follows the graph (through the root's fork, recorded after it).
 void graph_replay::release_after(std::size_t root, std::span<const piece> pieces) {
   group_state& g = *group_;
-  const cudaStream_t root_stream = g.own_stream(root);
+  const cudaStream_t root_stream = g.stream(root);
   if (pieces.size() == 1) return;
-  const event& fork = g.executor().slot(root).fork();
+  const event& fork = g.scratch().slot(root).fork();
   fork.record(root_stream);
   for (const auto& p : pieces)
-    if (g.own_stream(p.slot) != root_stream) fork.order_before(g.own_stream(p.slot));
+    if (g.stream(p.slot) != root_stream) fork.order_before(g.stream(p.slot));
 }
 
 /// A capture records the participating slots' done events (and the root's fork) on the
@@ -220,16 +223,16 @@ void graph_replay::release_after(std::size_t root, std::span<const piece> pieces
 /// (After a launch of several pieces release_after() has recorded the root's fork already.)
 void graph_replay::settle_events(std::size_t root, std::span<const piece> pieces, bool with_fork) {
   group_state& g = *group_;
-  const cudaStream_t root_stream = g.own_stream(root);
+  const cudaStream_t root_stream = g.stream(root);
   for (const auto& p : pieces) {
-    const cudaStream_t s = g.own_stream(p.slot);
+    const cudaStream_t s = g.stream(p.slot);
     if (s == root_stream) continue;
     device_guard guard(g.device(p.slot));
-    g.executor().slot(p.slot).done().record(s);
+    g.scratch().slot(p.slot).done().record(s);
   }
   if (!with_fork) return;
   device_guard guard(g.device(root));
-  g.executor().slot(root).fork().record(root_stream);
+  g.scratch().slot(root).fork().record(root_stream);
 }
 
 /// settle_events on an error path: the error being thrown is the one the caller sees.
@@ -241,25 +244,29 @@ void graph_replay::settle_quietly(std::size_t root, std::span<const piece> piece
 }
 
 void graph_replay::launch(entry& e, std::size_t root) {
-  MULTIGPU_CUDA_TRY(cudaGraphLaunch(e.exec, group_->own_stream(root)));
+  MULTIGPU_CUDA_TRY(cudaGraphLaunch(e.exec, group_->stream(root)));
 }
 
-void graph_replay::run(const void* site, std::span<const piece> pieces, const call_fingerprint& fingerprint,
-                       void (*enqueue)(void*), void* context, const result_kernel* result) {
+void graph_replay::run(const collective_plan& plan, function_ref<void(const slot_streams&)> enqueue) {
   group_state& g = *group_;
+  const void* site = plan.site;
+  const std::span<const piece> pieces = plan.pieces;
+  const call_fingerprint& fingerprint = *plan.fingerprint;
+  const result_kernel* result = plan.result;
+  const slot_streams& own = g.executor().streams();
   MULTIGPU_EXPECTS(!pieces.empty(), "graph replay: a collective needs at least one piece");
   if (!fingerprint.valid()) {
     // Its values do not fit the fingerprint (a 1 KiB init, an operator that is not trivially
     // copyable): no later call can be shown to match, so a capture would never be replayed.
     // Capturing and updating every time costs more than running eagerly, and the entries it
     // would take push out graphs that do replay.
-    enqueue(context);
+    enqueue(own);
     ++stats_.eager;
     return;
   }
   const std::size_t root = pieces[0].slot;
   device_guard guard(g.device(root));
-  const std::uint64_t generation = g.executor().generation();
+  const std::uint64_t generation = g.scratch().generation();
   bool eager_only = false;
   if (entry* hit = find(site, pieces, fingerprint, result != nullptr, eager_only)) {
     join_before(root, pieces);
@@ -279,7 +286,7 @@ void graph_replay::run(const void* site, std::span<const piece> pieces, const ca
     return;
   }
   if (eager_only) {
-    enqueue(context);
+    enqueue(own);
     ++stats_.eager;
     return;
   }
@@ -293,8 +300,8 @@ void graph_replay::run(const void* site, std::span<const piece> pieces, const ca
     MULTIGPU_CUDA_TRY(cudaStreamBeginCapture(origin, cudaStreamCaptureModeRelaxed));
     bool miss = false, always_allocates = false;
     try {
-      const redirect_scope redirect(g, capture_streams_);
-      enqueue(context);
+      const capture_scope capturing;
+      enqueue(slot_streams(capture_streams_.data(), true));
     } catch (const capture_miss& m) {
       miss = true;
       always_allocates = m.permanent;
@@ -320,7 +327,7 @@ void graph_replay::run(const void* site, std::span<const piece> pieces, const ca
       }
       // The scratch must grow, or the call allocates: run it as it is, on the real streams.
       guard.set(g.device(root));
-      enqueue(context);
+      enqueue(own);
       ++stats_.eager;
       return;
     }

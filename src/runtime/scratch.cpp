@@ -50,14 +50,14 @@ std::size_t slot_scratch::host_bytes() const noexcept {
   return total;
 }
 
-executor_state::executor_state(const std::vector<int>& slot_devices, const std::vector<cudaStream_t>& streams,
+group_scratch::group_scratch(const std::vector<int>& slot_devices, const std::vector<cudaStream_t>& streams,
                                const std::vector<device_pool*>& scratch_pools) {
   slots_.reserve(slot_devices.size());
   for (std::size_t s = 0; s < slot_devices.size(); ++s)
     slots_.push_back(std::make_unique<slot_scratch>(slot_devices[s], streams[s], *scratch_pools[s], generation_));
 }
 
-executor_lock::executor_lock(executor_state& state) : state_(&state) {
+executor_lock::executor_lock(group_scratch& state) : state_(&state) {
   if (state.owner_.load() == std::this_thread::get_id())
     throw std::logic_error(
         "multigpu: a collective algorithm (reduce, scan, count, min/max_element, ...) was called on a group "
@@ -72,13 +72,13 @@ executor_lock::~executor_lock() {
   state_->mutex_.unlock();
 }
 
-std::size_t executor_state::device_bytes() const noexcept {
+std::size_t group_scratch::device_bytes() const noexcept {
   std::size_t total = 0;
   for (const auto& s : slots_) total += s->device_bytes();
   return total;
 }
 
-std::size_t executor_state::host_bytes() const noexcept {
+std::size_t group_scratch::host_bytes() const noexcept {
   std::size_t total = 0;
   for (const auto& s : slots_) total += s->host_bytes();
   return total;

@@ -23,7 +23,7 @@ namespace {
 using namespace test;
 
 mg::detail::graph_replay::counters stats(const mg::device_group& g) {
-  return mg::detail::state_of(g).graphs()->stats();
+  return mg::detail::state_of(g).executor().graphs()->stats();
 }
 
 std::vector<mg::device_group> graph_groups() {

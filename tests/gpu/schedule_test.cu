@@ -386,12 +386,12 @@ TEST(Schedule, AnArenaThatGrowsWaitsForTheSlotsReadingItsCarries) {
   int reused = 0;
   for (int attempt = 0; attempt < 3; ++attempt) {
     mg::device_group g = repeated(4, device);
-    auto& executor = mg::detail::state_of(g).executor();
+    auto& scratch = mg::detail::state_of(g).scratch();
     mg::distributed_vector<int> x(host, g), y(n, g);
     mg::distributed_vector<big> b(bigs, g);
     mg::inclusive_scan(x, y);  // slot 0's arena: 4 KiB
     g.synchronize();
-    const void* old_arena = executor.slot(0).partials(1);  // no growth: it holds 4 KiB
+    const void* old_arena = scratch.slot(0).partials(1);  // no growth: it holds 4 KiB
     {
       mg::device_guard guard(0);
       spin_for<<<1, 1, 0, g.stream(3)>>>(spin_cycles);
@@ -401,7 +401,7 @@ TEST(Schedule, AnArenaThatGrowsWaitsForTheSlotsReadingItsCarries) {
     auto grown = mg::reduce_async(b.begin(), b.begin() + 2, big{}, mg::commutative(lanes_plus{}));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // slot 0's stream passes a free it may hold
     auto other = mg::transform_reduce_async(x.begin() + n / 2, x.end(), wide{}, mg::commutative(lanes_plus{}), to_wide{});
-    if (executor.slot(2).partials(1) == old_arena) ++reused;
+    if (scratch.slot(2).partials(1) == old_arena) ++reused;
     EXPECT_EQ(grown.get().v[0], 2);
     (void)other.get();
     const std::vector<int> got = mg::to_vector(y);

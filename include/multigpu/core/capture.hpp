@@ -1,6 +1,6 @@
 #pragma once
 // While a collective is being captured into a CUDA graph (dispatch_policy::graph, see
-// runtime/detail/graph_replay.hpp), nothing may allocate: an allocation on a capturing stream
+// runtime/detail/executor.hpp), nothing may allocate: an allocation on a capturing stream
 // would become a node of the graph, replayed on every launch. Allocators call
 // refuse_during_capture() first; the capture is then abandoned and the call runs eagerly.
 
@@ -17,11 +17,8 @@ struct capture_miss : std::logic_error {
       : std::logic_error("multigpu: an allocation inside a graph capture (internal)"), permanent(permanent_) {}
 };
 
-/// True on the thread that is capturing a collective.
-inline thread_local bool capturing_collective = false;
-
-inline void refuse_during_capture(bool permanent) {
-  if (capturing_collective) throw capture_miss(permanent);
-}
+/// Throws capture_miss on the thread that is capturing a collective; does nothing elsewhere
+/// (src/runtime/graph_replay.cpp).
+void refuse_during_capture(bool permanent);
 
 }  // namespace multigpu::detail

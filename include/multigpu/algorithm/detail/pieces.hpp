@@ -123,37 +123,29 @@ struct piece_context {
   slot_scratch* scratch;  // the slot's persistent scratch (runtime/detail/scratch.hpp)
 };
 
-/// Runs `step(piece_context)` for every piece of `reference`, each with its device current:
-/// in order on the calling thread, or on the slots' worker threads at once, as the group's
-/// dispatch policy says. Steps must therefore not depend on each other's host-side effects.
-/// Nothing waits for the devices.
+/// Runs `step(piece_context)` for every piece of `reference`, each with its device current and
+/// its work going to `streams` (those the executor handed to the collective being enqueued).
+/// The group's executor decides the threads (runtime/detail/executor.hpp), so steps must not
+/// depend on each other's host-side effects. Nothing waits for the devices.
+template <class T, class Step>
+void for_each_piece(const range_ref<T>& reference, const slot_streams& streams, Step&& step) {
+  if (reference.pieces.empty()) return;
+  group_state& g = detail::state_of(reference.group());
+  auto run = [&](std::size_t i) {
+    const piece& p = reference.pieces[i];
+    const nvtx_range local("local step", p.slot);
+    const piece_context ctx{i, p.slot, g.device(p.slot), streams[p.slot], &g.pool(p.slot), p.count,
+                            &g.scratch().slot(p.slot)};
+    step(ctx);
+    observe_work(ctx.stream, "step");
+  };
+  g.executor().for_each(reference.pieces, run);
+}
+
+/// for_each_piece on the slots' own streams: the steps of a call that is not a collective.
 template <class T, class Step>
 void for_each_piece(const range_ref<T>& reference, Step&& step) {
-  const device_group& group = reference.group();
-  if (reference.pieces.empty()) return;
-  group_state& g = detail::state_of(group);
-  auto context = [&](std::size_t i) {
-    const auto& p = reference.pieces[i];
-    return piece_context{i, p.slot, g.device(p.slot), g.stream(p.slot), &g.pool(p.slot), p.count,
-                         &g.executor().slot(p.slot)};
-  };
-  if (g.options().dispatch != dispatch_policy::worker_threads || reference.pieces.size() == 1) {
-    // The common case: no worker hand-off.
-    device_guard guard(g.device(reference.pieces[0].slot));
-    for (std::size_t i = 0; i < reference.pieces.size(); ++i) {
-      guard.set(g.device(reference.pieces[i].slot));
-      const nvtx_range local("local step", reference.pieces[i].slot);
-      step(context(i));
-      observe_work(g.stream(reference.pieces[i].slot), "step");
-    }
-    return;
-  }
-  auto run = [&](std::size_t i) {
-    const nvtx_range local("local step", reference.pieces[i].slot);
-    step(context(i));
-    observe_work(g.stream(reference.pieces[i].slot), "step");
-  };
-  g.dispatch(reference.pieces, run);
+  for_each_piece(reference, detail::state_of(reference.group()).executor().streams(), step);
 }
 
 /// Throws std::invalid_argument naming both lengths unless they are equal.

@@ -7,7 +7,7 @@
 #include <multigpu/memory/device_pool.hpp>
 #include <multigpu/memory/staging_pool.hpp>
 #include <multigpu/runtime/detail/scratch.hpp>
-#include <multigpu/runtime/detail/slot_workers.hpp>
+#include <multigpu/runtime/detail/executor.hpp>
 #include <multigpu/runtime/device_group.hpp>
 
 #include <memory>
@@ -18,18 +18,6 @@
 namespace multigpu::detail {
 
 class host_stager;
-class graph_replay;
-class group_state;
-
-/// Set on the thread that captures a collective of `group` into a graph: the group's
-/// stream(slot) then answers the slot's capture stream, so that the captured work is the
-/// work the collective would enqueue, while other threads keep using the real streams
-/// (runtime/detail/graph_replay.hpp).
-struct capture_redirect {
-  const group_state* group = nullptr;
-  const cudaStream_t* streams = nullptr;
-};
-inline thread_local capture_redirect capturing_streams;
 
 /// The peer-access pairs a group holds in the process-wide registry, each released once:
 /// by release() in the group's ordered teardown, or by the destructor when the group's
@@ -59,13 +47,7 @@ class group_state {
 
   std::size_t size() const noexcept { return slot_devices_.size(); }
   int device(std::size_t slot) const { return slot_devices_.at(slot); }
-  cudaStream_t stream(std::size_t slot) const {
-    if (capturing_streams.group == this) [[unlikely]]
-      return capturing_streams.streams[slot];
-    return streams_.at(slot).get();
-  }
-  /// The slot's own stream, also while this thread captures.
-  cudaStream_t own_stream(std::size_t slot) const { return streams_.at(slot).get(); }
+  cudaStream_t stream(std::size_t slot) const { return raw_streams_.at(slot); }
   const std::vector<int>& devices() const noexcept { return slot_devices_; }
   const group_options& options() const noexcept { return options_; }
   const peer_matrix& links() const noexcept { return links_; }
@@ -73,17 +55,14 @@ class group_state {
   device_pool& pool(std::size_t slot) const;
   device_pool& pool_of_device(int device) const;
   event_pool& events() noexcept { return events_; }
-  /// The executor's persistent scratch and its lock (runtime/detail/scratch.hpp).
-  executor_state& executor() noexcept { return *executor_; }
-  /// The captured collectives of dispatch_policy::graph (null under the other policies).
-  graph_replay* graphs() noexcept { return graphs_.get(); }
+  /// How calls run: the executor of the group's dispatch policy (runtime/detail/executor.hpp).
+  detail::executor& executor() noexcept { return *executor_; }
+  /// The algorithms' persistent scratch per slot and the lock of collective calls
+  /// (runtime/detail/scratch.hpp).
+  group_scratch& scratch() noexcept { return *scratch_; }
   staging_pool& staging() noexcept { return staging_; }
   /// The process-wide workers that stream pageable host memory through pinned buffers.
   host_stager& stager();
-
-  /// Runs step(i) for every i with the device of pieces[i].slot current: on the calling
-  /// thread in order, or on the slots' worker threads at once (dispatch_policy::worker_threads).
-  void dispatch(std::span<const piece> pieces, function_ref<void(std::size_t)> step);
 
   copy_route route_between(std::size_t from, std::size_t to) const;
   merge_route merge(merge_kind kind) const noexcept {
@@ -119,13 +98,13 @@ class group_state {
   // Declaration order is teardown order reversed: staging blocks hold pooled events, and
   // both must go before the pools and streams.
   std::vector<multigpu::stream> streams_;
+  std::vector<cudaStream_t> raw_streams_;  // streams_ as the executor hands them out
   event_pool events_;
   staging_pool staging_{events_};
   std::mutex stager_mutex_;
   std::shared_ptr<host_stager> stager_;
-  std::unique_ptr<slot_workers> workers_;
-  std::unique_ptr<executor_state> executor_;  // released before the pools it draws on
-  std::unique_ptr<graph_replay> graphs_;      // released before the scratch its graphs use
+  std::unique_ptr<group_scratch> scratch_;  // released before the pools it draws on
+  std::unique_ptr<detail::executor> executor_;  // released before the scratch its graphs use
 };
 
 }  // namespace multigpu::detail

@@ -101,27 +101,27 @@ class slot_scratch {
   std::vector<char> entered_;
 };
 
-class executor_state;
+class group_scratch;
 
 /// Held for one collective call: the executor's mutex and the owning thread. A thread that
 /// already holds it (a reduce_segments callback that starts another collective on the same
 /// group) gets std::logic_error instead of a deadlock or a corrupted arena.
 class executor_lock {
  public:
-  explicit executor_lock(executor_state& state);
+  explicit executor_lock(group_scratch& state);
   ~executor_lock();
   executor_lock(const executor_lock&) = delete;
   executor_lock& operator=(const executor_lock&) = delete;
 
  private:
-  executor_state* state_;
+  group_scratch* state_;
 };
 
-/// The executor's state for a group: scratch per slot and the lock that makes one collective
+/// The algorithms' scratch for a group: scratch per slot and the lock that makes one collective
 /// call at a time use it (calls from several host threads on one group enqueue in turn).
-class executor_state {
+class group_scratch {
  public:
-  executor_state(const std::vector<int>& slot_devices, const std::vector<cudaStream_t>& streams,
+  group_scratch(const std::vector<int>& slot_devices, const std::vector<cudaStream_t>& streams,
                  const std::vector<device_pool*>& scratch_pools);
   slot_scratch& slot(std::size_t s) { return *slots_.at(s); }
   /// Bytes held by every slot's scratch, on the devices and pinned on the host.

@@ -11,14 +11,16 @@
 // Partials meet in the root slot's persistent scratch: device memory (merge_route::device,
 // read and written directly or over peer links) or pinned mapped host memory
 // (merge_route::host_mapped). Nothing is allocated per call once the scratch has grown.
-// Under dispatch_policy::graph the same enqueueing is captured into a CUDA graph and replayed
-// (runtime/detail/graph_replay.hpp); what a call depends on is written into its fingerprint.
+// Each collective hands its enqueueing to the group's executor (runtime/detail/executor.hpp),
+// which runs it on the slots' streams or, under dispatch_policy::graph, captures it into a CUDA
+// graph and replays it; the streams to use are handed in, and what a call depends on is
+// written into its fingerprint.
 
 #include <multigpu/algorithm/detail/collective/partial_kernels.hpp>
 #include <multigpu/algorithm/detail/local/local_reduce.hpp>
 #include <multigpu/algorithm/future.hpp>
 #include <multigpu/core/capture.hpp>
-#include <multigpu/runtime/detail/graph_replay.hpp>
+#include <multigpu/runtime/detail/executor.hpp>
 
 #include <mutex>
 
@@ -28,22 +30,24 @@ namespace multigpu::detail {
 /// for `kind`: the root's device scratch or its pinned mapped host scratch. A device arena
 /// that grows is freed on the root's stream, so the root joins the arena's readers first.
 inline void* collective_arena(group_state& g, std::size_t root, std::size_t bytes, merge_kind kind) {
-  slot_scratch& scratch = g.executor().slot(root);
+  slot_scratch& scratch = g.scratch().slot(root);
   if (g.merge(kind) != merge_route::device) return scratch.mapped_partials(bytes);
   g.join_readers(root);
   return scratch.partials(bytes);
 }
 
-/// One collective call over the pieces of a range: forks the slots from the root, and joins
-/// them back on the root, also when unwinding. The caller holds the executor's lock.
+/// One collective call over the pieces of a range, enqueued on `streams`: forks the slots from
+/// the root, and joins them back on the root, also when unwinding. The caller holds the
+/// executor's lock.
 class collective_call {
  public:
   template <class T>
-  explicit collective_call(const range_ref<T>& range)
+  collective_call(const range_ref<T>& range, const slot_streams& streams)
       : g_(detail::state_of(range.group())),
+        streams_(streams),
         pieces_(range.pieces),
         root_slot_(pieces_[0].slot),
-        root_(g_.executor().slot(root_slot_)),
+        root_(g_.scratch().slot(root_slot_)),
         entered_(root_.entered()) {
     entered_.assign(pieces_.size(), 0);
     guard_.emplace(g_.device(root_slot_));
@@ -61,17 +65,17 @@ class collective_call {
       for (std::size_t i = 0; i < pieces_.size(); ++i) {
         if (!entered_[i]) continue;
         const std::size_t s = pieces_[i].slot;
-        if (g_.stream(s) == root_stream()) continue;
+        if (streams_[s] == root_stream()) continue;
         device_guard guard(g_.device(s));
-        g_.executor().slot(s).done().record(g_.stream(s));
-        g_.executor().slot(s).done().order_before(root_stream());
+        g_.scratch().slot(s).done().record(streams_[s]);
+        g_.scratch().slot(s).done().order_before(root_stream());
       }
     } catch (...) {
       // The original error is what the caller sees; a failure here means the device is lost.
     }
   }
 
-  cudaStream_t root_stream() const { return g_.stream(root_slot_); }
+  cudaStream_t root_stream() const { return streams_[root_slot_]; }
   int root_device() const { return g_.device(root_slot_); }
 
   /// Before piece i's step touches the arena: its stream follows the fork.
@@ -81,14 +85,14 @@ class collective_call {
   }
   /// After piece i's step is enqueued: its work is marked done for the root to join.
   void leave(const piece_context& ctx) {
-    if (ctx.stream != root_stream()) g_.executor().slot(ctx.slot).done().record(ctx.stream);
+    if (ctx.stream != root_stream()) g_.scratch().slot(ctx.slot).done().record(ctx.stream);
   }
   /// The root waits for every step that entered.
   void join() {
     for (std::size_t i = 0; i < pieces_.size(); ++i) {
       if (!entered_[i]) continue;
       const std::size_t s = pieces_[i].slot;
-      if (g_.stream(s) != root_stream()) g_.executor().slot(s).done().order_before(root_stream());
+      if (streams_[s] != root_stream()) g_.scratch().slot(s).done().order_before(root_stream());
     }
     joined_ = true;
   }
@@ -104,7 +108,7 @@ class collective_call {
   /// carries): remember them, so that the next call on this root waits for them first. In a
   /// graph capture, where every stream must end joined to the root, the root joins them.
   void leave_readers() {
-    if (capturing_collective) {
+    if (streams_.capturing()) {
       join();
       return;
     }
@@ -118,6 +122,7 @@ class collective_call {
  private:
   std::vector<std::size_t>& readers() { return root_.readers(); }
   group_state& g_;
+  slot_streams streams_;
   std::span<const piece> pieces_;
   std::size_t root_slot_;
   slot_scratch& root_;
@@ -159,14 +164,14 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
   staging_pool::lease result = g.staging().acquire(sizeof(T));
   T* result_slot = result.template as<T>();
   {
-    executor_lock lock(g.executor());
-    graph_replay* graphs = fingerprint != nullptr ? g.graphs() : nullptr;
+    executor_lock lock(g.scratch());
+    const bool replayable = fingerprint != nullptr && g.executor().replays();
     {
       device_guard guard(g.device(root));
-      result.order_before(g.own_stream(root));
+      result.order_before(g.stream(root));
     }
     bool direct = false;
-    if constexpr (std::is_same_v<P, T>) direct = k == 1 && front == nullptr && graphs == nullptr;
+    if constexpr (std::is_same_v<P, T>) direct = k == 1 && front == nullptr && !replayable;
     // fold_partials' arguments, in one place: the launch below and a replay, which rewrites
     // the result address, both read them. The arena is taken (grown if need be) before any
     // capture.
@@ -177,11 +182,11 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
     bool fold_has_init = front != nullptr;
     void* fold_arguments[] = {&fold_in, &fold_count, &op, &result_slot, &fold_init, &fold_has_init};
     const result_kernel fold{reinterpret_cast<void*>(&fold_partials<P, POp, T>), fold_arguments};
-    auto enqueue = [&] {
-      collective_call call(range);
+    auto enqueue = [&](const slot_streams& streams) {
+      collective_call call(range, streams);
       if (direct) {
         // One piece: CUB writes the finished value straight into mapped host memory.
-        for_each_piece(range, [&](const piece_context& ctx) {
+        for_each_piece(range, streams, [&](const piece_context& ctx) {
           call.enter(ctx);
           reduce_piece(ctx, reinterpret_cast<P*>(result_slot), true);
           call.leave(ctx);
@@ -190,7 +195,7 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
         return;
       }
       P* partials = const_cast<P*>(fold_in);
-      for_each_piece(range, [&](const piece_context& ctx) {
+      for_each_piece(range, streams, [&](const piece_context& ctx) {
         call.enter(ctx);
         reduce_piece(ctx, partials + ctx.index, ctx.index == 0);
         call.leave(ctx);
@@ -198,32 +203,35 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
       const nvtx_range collective("collective: reduce partials in order", k);
       call.join();
       device_guard guard(g.device(root));
-      check_cub(cudaLaunchKernel(fold.function, dim3(1), dim3(1), fold.arguments, 0, g.stream(root)),
+      check_cub(cudaLaunchKernel(fold.function, dim3(1), dim3(1), fold.arguments, 0, streams[root]),
                 "fold_partials", std::source_location::current());
-      observe_work(g.stream(root), "fold_partials");
+      observe_work(streams[root], "fold_partials");
     };
-    if (graphs != nullptr) {
+    if (replayable) {
       fingerprint_pieces(*fingerprint, range, op);
       fingerprint->add_all(fold_init, fold_has_init);
     }
-    enqueue_or_replay(graphs, &call_key<std::remove_cvref_t<ReducePiece>>, range.pieces, fingerprint, enqueue, &fold);
+    g.executor().collective({&call_key<std::remove_cvref_t<ReducePiece>>, range.pieces,
+                             replayable ? fingerprint : nullptr, &fold},
+                            enqueue);
   }
   device_guard guard(g.device(root));
-  result.fence(g.device(root), g.own_stream(root));
-  event_pool::handle done = g.events().record(g.device(root), g.own_stream(root));
+  result.fence(g.device(root), g.stream(root));
+  event_pool::handle done = g.events().record(g.device(root), g.stream(root));
   return future<T>(group, std::move(result), result_slot, std::move(done));
 }
 
 /// scan_pieces for k > 1 pieces, with the executor's lock held.
 template <class T, class P, class POp, class U, class ReducePiece, class ScanPiece>
-void scan_collective(const range_ref<U>& range, POp op, ReducePiece& reduce_piece, ScanPiece& scan_piece) {
+void scan_collective(const range_ref<U>& range, const slot_streams& streams, POp op, ReducePiece& reduce_piece,
+                     ScanPiece& scan_piece) {
   const std::size_t k = range.pieces.size();
-  collective_call call(range);
+  collective_call call(range, streams);
   std::byte* arena = static_cast<std::byte*>(call.arena(carries_offset<P, T>(k) + k * sizeof(T), merge_kind::scan));
   P* partials = reinterpret_cast<P*>(arena);
   T* carries = reinterpret_cast<T*>(arena + carries_offset<P, T>(k));
   // Round 1: local reductions of pieces 0..k-2; piece 0 scans at once, needing no carry.
-  for_each_piece(range, [&](const piece_context& ctx) {
+  for_each_piece(range, streams, [&](const piece_context& ctx) {
     if (ctx.index + 1 == k) return;
     call.enter(ctx);
     reduce_piece(ctx, partials + ctx.index, ctx.index == 0);
@@ -239,7 +247,7 @@ void scan_collective(const range_ref<U>& range, POp op, ReducePiece& reduce_piec
   }
   // Round 2: every piece scans; pieces after the first read their carry.
   call.fork_again();
-  for_each_piece(range, [&](const piece_context& ctx) {
+  for_each_piece(range, streams, [&](const piece_context& ctx) {
     if (ctx.index == 0) {
       scan_piece(ctx, static_cast<const T*>(nullptr));
       return;
@@ -264,16 +272,19 @@ void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, 
   group_state& g = detail::state_of(range.group());
   // Also with one piece: the slot's scratch (CUB's temporary storage and its size cache) is
   // shared with every other call on the group.
-  executor_lock lock(g.executor());
-  graph_replay* graphs = fingerprint != nullptr ? g.graphs() : nullptr;
-  auto enqueue = [&] {
+  executor_lock lock(g.scratch());
+  const bool replayable = fingerprint != nullptr && g.executor().replays();
+  auto enqueue = [&](const slot_streams& streams) {
     if (k == 1)
-      for_each_piece(range, [&](const piece_context& ctx) { scan_piece(ctx, static_cast<const T*>(nullptr)); });
+      for_each_piece(range, streams,
+                     [&](const piece_context& ctx) { scan_piece(ctx, static_cast<const T*>(nullptr)); });
     else
-      scan_collective<T, P>(range, op, reduce_piece, scan_piece);
+      scan_collective<T, P>(range, streams, op, reduce_piece, scan_piece);
   };
-  if (graphs != nullptr) fingerprint_pieces(*fingerprint, range, op);
-  enqueue_or_replay(graphs, &call_key<std::remove_cvref_t<ScanPiece>>, range.pieces, fingerprint, enqueue);
+  if (replayable) fingerprint_pieces(*fingerprint, range, op);
+  g.executor().collective({&call_key<std::remove_cvref_t<ScanPiece>>, range.pieces,
+                           replayable ? fingerprint : nullptr, nullptr},
+                          enqueue);
 }
 
 }  // namespace multigpu::detail

@@ -1,0 +1,147 @@
+#pragma once
+// How a call is executed: chosen once, when the group is built (group_options::dispatch), and
+// decided here alone. An algorithm hands the executor its plan, the pieces and a step per
+// piece (for_each) or a whole collective (collective); it never asks which policy is in force.
+//
+// | policy          | for_each                          | collective                          |
+// |-----------------|-----------------------------------|-------------------------------------|
+// | caller_thread   | the calling thread, piece by piece | enqueued on the slots' streams     |
+// | worker_threads  | each slot's worker thread at once  | enqueued on the slots' streams     |
+// | graph           | the calling thread, piece by piece | captured into a CUDA graph once,   |
+// |                 |                                    | replayed (runtime/graph_replay.cpp) |
+//
+// The streams a collective's work goes to are handed to it (slot_streams): the slots' own
+// streams, or while it is being captured, the graph's capture streams. Nothing redirects a
+// stream behind a step's back.
+//
+// Implementations: src/runtime/executor.cpp.
+
+#include <multigpu/core/function_ref.hpp>
+#include <multigpu/core/piece.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+namespace multigpu {
+enum class dispatch_policy;
+}
+
+namespace multigpu::detail {
+
+class group_state;
+class graph_replay;
+
+/// The stream of every slot for one call's work, as the executor hands it out.
+class slot_streams {
+ public:
+  slot_streams(const cudaStream_t* streams, bool capturing) noexcept : streams_(streams), capturing_(capturing) {}
+  cudaStream_t operator[](std::size_t slot) const noexcept { return streams_[slot]; }
+  /// True while the work is captured into a graph rather than run.
+  bool capturing() const noexcept { return capturing_; }
+
+ private:
+  const cudaStream_t* streams_;
+  bool capturing_;
+};
+
+/// What a collective that may be replayed depends on, as bytes: the call site, the pieces,
+/// the device pointers and the values (init, operators) that end up in its kernels'
+/// parameters. Two calls with equal fingerprints enqueue the same work. A value that cannot be
+/// compared as bytes (not trivially copyable) or too many of them make the fingerprint
+/// invalid: such calls run eagerly, never replayed blindly.
+class call_fingerprint {
+ public:
+  template <class X>
+  void add(const X& x) noexcept {
+    if constexpr (std::is_empty_v<X>) {
+      return;  // an empty operator's one byte says nothing
+    } else if constexpr (!std::is_trivially_copyable_v<X>) {
+      valid_ = false;
+    } else {
+      if (size_ + sizeof(X) > capacity) {
+        valid_ = false;
+        return;
+      }
+      std::memcpy(bytes_ + size_, &x, sizeof(X));
+      size_ += sizeof(X);
+    }
+  }
+  template <class... X>
+  void add_all(const X&... x) noexcept {
+    (add(x), ...);
+  }
+  bool valid() const noexcept { return valid_; }
+  friend bool operator==(const call_fingerprint& a, const call_fingerprint& b) noexcept {
+    return a.valid_ && b.valid_ && a.size_ == b.size_ && std::memcmp(a.bytes_, b.bytes_, a.size_) == 0;
+  }
+
+ private:
+  static constexpr std::size_t capacity = 1024;
+  std::size_t size_ = 0;
+  bool valid_ = true;
+  unsigned char bytes_[capacity];
+};
+
+/// The last kernel of a reduction, whose output address changes per call: a replay rewrites
+/// its parameters (cudaGraphExecKernelNodeSetParams) before launching.
+struct result_kernel {
+  void* function = nullptr;
+  void** arguments = nullptr;
+};
+
+/// One collective as the executor receives it.
+struct collective_plan {
+  /// Identifies the call site and its types.
+  const void* site = nullptr;
+  /// The pieces; pieces[0]'s slot is the root.
+  std::span<const piece> pieces;
+  /// Null when the call cannot be replayed (then it always runs eagerly). Filled only when
+  /// the executor replays().
+  const call_fingerprint* fingerprint = nullptr;
+  /// The kernel that ends the collective on the root, with this call's arguments, if any.
+  const result_kernel* result = nullptr;
+};
+
+class executor {
+ public:
+  virtual ~executor() = default;
+  executor(const executor&) = delete;
+  executor& operator=(const executor&) = delete;
+
+  /// Runs step(i) for every piece, with the device of pieces[i].slot current. Steps must
+  /// not depend on each other's host-side effects. Nothing waits for the devices.
+  virtual void for_each(std::span<const piece> pieces, function_ref<void(std::size_t)> step) = 0;
+
+  /// Runs one collective: enqueue(streams) enqueues it on the streams given. The caller holds
+  /// the group's executor lock (runtime/detail/scratch.hpp).
+  virtual void collective(const collective_plan& plan, function_ref<void(const slot_streams&)> enqueue) = 0;
+
+  /// Whether collective() may capture and replay: only then is a fingerprint worth filling.
+  virtual bool replays() const noexcept { return false; }
+
+  /// The graphs of the graph executor (its counters), null for the others.
+  virtual const graph_replay* graphs() const noexcept { return nullptr; }
+
+  /// The slots' own streams: where every call that is not being captured enqueues.
+  const slot_streams& streams() const noexcept { return own_; }
+
+ protected:
+  explicit executor(const std::vector<cudaStream_t>& own) : own_(own.data(), false) {}
+
+ private:
+  slot_streams own_;
+};
+
+/// The executor of `policy` for `group`, whose slots' own streams are `own` (kept alive by
+/// the group for the executor's lifetime).
+std::unique_ptr<executor> make_executor(dispatch_policy policy, group_state& group,
+                                        const std::vector<cudaStream_t>& own);
+
+}  // namespace multigpu::detail
