@@ -23,6 +23,7 @@
 #include <multigpu/algorithm/min_max_element.hpp>
 #include <multigpu/algorithm/reduce.hpp>
 #include <multigpu/algorithm/scan.hpp>
+#include <multigpu/algorithm/select.hpp>
 #include <multigpu/algorithm/sort.hpp>
 #include <multigpu/algorithm/stencil_transform.hpp>
 #include <multigpu/algorithm/transform.hpp>

@@ -1,4 +1,4 @@
-// Past 2^31 elements: reduce, transform_reduce, transform, both scans, copy, to_vector and a
+// Past 2^31 elements: reduce, transform_reduce, transform, both scans, copy, copy_if, to_vector and a
 // periodic halo exchange over 2^31 + 17 one-byte elements, on one slot (one piece longer
 // than any 32-bit count: CUB's 64-bit dispatch) and on three (global offsets past 2^31).
 // Each result is compared with the host. Needs about 7 GiB of device memory and 6 GiB of host memory;
@@ -23,6 +23,9 @@ struct flip {
 };
 struct widen {
   __host__ __device__ unsigned long long operator()(byte_t x) const { return x; }
+};
+struct top_bit {
+  __host__ __device__ bool operator()(byte_t x) const { return (x & 0x80) != 0; }
 };
 struct add_bytes {  // wraps modulo 256, as the host reference does
   __host__ __device__ byte_t operator()(byte_t a, byte_t b) const { return static_cast<byte_t>(a + b); }
@@ -103,6 +106,23 @@ TEST(PastTwoToThe31, OneByteElementsOnOneAndThreeSlots) {
         running = static_cast<byte_t>(running + host[i]);
       }
       EXPECT_TRUE(same_bytes(mg::to_vector(out), want)) << "exclusive_scan";
+    }
+    {
+      // copy_if past 2^31: about half the bytes survive (the top bit set), in both forms.
+      std::vector<byte_t> want;
+      want.reserve(n / 2 + 1024);
+      for (byte_t x : host)
+        if (top_bit{}(x)) want.push_back(x);
+      {
+        mg::distributed_vector<byte_t> kept = mg::copy_if(v, top_bit{});
+        EXPECT_TRUE(same_bytes(mg::to_vector(kept), want)) << "copy_if, layout kept";
+      }
+      mg::distributed_vector<byte_t> out(n, group);
+      auto end = mg::copy_if(v.cbegin(), v.cend(), out.begin(), top_bit{});
+      ASSERT_EQ(static_cast<std::size_t>(end - out.begin()), want.size()) << "copy_if into an output";
+      std::vector<byte_t> got = mg::to_vector(out);
+      got.resize(want.size());
+      EXPECT_TRUE(same_bytes(got, want)) << "copy_if into an output";
     }
     {
       // A periodic halo of 5 on each side: every segment's halo cells must hold its

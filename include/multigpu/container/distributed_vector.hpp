@@ -32,6 +32,7 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <span>
 #include <ranges>
 #include <stdexcept>
 #include <type_traits>
@@ -39,6 +40,14 @@
 #include <vector>
 
 namespace multigpu {
+
+template <class T>
+class distributed_vector;
+
+namespace detail {
+template <class T>
+void keep_segment_prefixes(distributed_vector<T>& v, std::span<const std::size_t> sizes);
+}
 
 /// Overlap between neighbouring segments: each segment's storage also holds `width` copies
 /// of its neighbours' boundary elements on each side (see exchange_halos). `periodic` makes
@@ -397,11 +406,32 @@ class distributed_vector {
     return pieces;
   }
 
+  friend void detail::keep_segment_prefixes<T>(distributed_vector& v, std::span<const std::size_t> sizes);
+
   device_group group_;
   multigpu::halo halo_{};
   distribution layout_;
   std::vector<device_buffer<T>> segments_;
 };
+
+namespace detail {
+/// Makes `v` the first sizes[s] elements of each of its segments, in place: the layout becomes
+/// distribution::from_sizes(sizes) and each segment keeps its storage (a size-changing
+/// algorithm's result, selected into a vector as large as its input). `v` has no halo and
+/// sizes[s] is at most segment s's size.
+template <class T>
+void keep_segment_prefixes(distributed_vector<T>& v, std::span<const std::size_t> sizes) {
+  MULTIGPU_EXPECTS(v.halo_.width == 0 && sizes.size() == v.segment_count(),
+                   "keep_segment_prefixes: a vector without a halo and one size per segment (internal)");
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    MULTIGPU_EXPECTS(sizes[s] <= v.layout_.segment_size(s),
+                     concat("keep_segment_prefixes: segment ", s, " has ", v.layout_.segment_size(s),
+                            " elements, fewer than ", sizes[s], " (internal)"));
+    if (sizes[s] == 0) v.segments_[s].release();  // an empty segment holds nothing
+  }
+  v.layout_ = distribution::from_sizes(sizes);
+}
+}  // namespace detail
 
 /// Gathers the whole vector to host memory.
 template <class T>

@@ -1,0 +1,200 @@
+#pragma once
+// Size-changing algorithms: copy_if, remove_copy_if, remove_if, and rebalance.
+//
+// Two forms:
+// - The layout-keeping form, copy_if(v, pred) -> distributed_vector: each slot keeps its own
+//   survivors, in order, on its own device; no element crosses a device. The result's layout
+//   is distribution::from_sizes(survivors per slot). One CUB select per segment
+//   (cub::DeviceSelect::If, what thrust::copy_if uses) straight into the result's storage, and
+//   one count per slot read back to size it: the call waits for the devices.
+// - The STL form, copy_if(first, last, out, pred) -> the output's new end: the survivors
+//   written densely in global order from `out`. The same selection, then each survivor moves to
+//   its global position (locally when it stays on its slot, over peer links or host staging
+//   when it does not: a copy between layouts). Also waits for the devices.
+// Both read every input element before writing any output, so the output may overlap the input.
+
+#include <multigpu/algorithm/detail/cuda_only.hpp>
+#include <multigpu/algorithm/detail/local/cub_call.hpp>
+#include <multigpu/algorithm/detail/operator_checks.hpp>
+#include <multigpu/algorithm/detail/pieces.hpp>
+#include <multigpu/core/nvtx.hpp>
+
+#include <cub/device/device_select.cuh>
+
+#include <cstdint>
+#include <vector>
+
+namespace multigpu {
+
+namespace detail {
+
+/// !pred(x), device-callable.
+template <class Pred>
+struct negated {
+  Pred pred;
+  template <class X>
+  __host__ __device__ bool operator()(const X& x) const {
+    return !static_cast<bool>(pred(x));
+  }
+};
+
+/// The survivors of `range` under `pred`, in a new vector on the range's group: slot s holds
+/// the survivors of the range's piece on slot s, in order (the layout-keeping form). Waits for
+/// the devices: the counts size the result.
+template <class T, class Pred>
+distributed_vector<T> select_pieces(const range_ref<T>& range, Pred pred) {
+  const device_group& group = range.group();
+  // Selected into a vector as large as the input's pieces, then trimmed to the survivors.
+  distributed_vector<T> kept(group, layout_like(range));
+  const std::size_t k = range.pieces.size();
+  std::vector<std::size_t> counts(group.size(), 0);
+  if (k == 0) return kept;
+  group_state& g = detail::state_of(group);
+  staging_pool::lease found = g.staging().acquire(k * sizeof(std::int64_t));
+  auto* selected = found.as<std::int64_t>();
+  {
+    // The slots' scratch (CUB's temporary storage) is shared with the collectives.
+    executor_lock lock(g.scratch());
+    for_each_piece(range, [&](const piece_context& ctx) {
+      found.order_before(ctx.stream);
+      const T* in = range.data(ctx.index);
+      T* out = kept.segment(ctx.slot).data();
+      std::int64_t* n_selected = selected + ctx.index;
+      cub_call(*ctx.scratch, ctx.stream, "cub::DeviceSelect::If", ctx.count, [&](void* temp, std::size_t& bytes) {
+        return with_count(ctx.count, [&](auto n) {
+          return cub::DeviceSelect::If(temp, bytes, in, out, n_selected, n, pred, ctx.stream);
+        });
+      });
+      found.fence(ctx.device, ctx.stream);
+    });
+  }
+  found.order_before_host();
+  for (std::size_t i = 0; i < k; ++i) counts[range.pieces[i].slot] = static_cast<std::size_t>(selected[i]);
+  keep_segment_prefixes(kept, counts);
+  return kept;
+}
+
+/// The layout-keeping result, compacted when fewer than half of the elements survived, so
+/// that it does not hold twice its size for long.
+template <class T>
+distributed_vector<T> compact_if_sparse(distributed_vector<T> kept, std::size_t input_size) {
+  if (2 * kept.size() >= input_size) return kept;
+  std::vector<std::size_t> sizes(kept.segment_count());
+  for (std::size_t s = 0; s < sizes.size(); ++s) sizes[s] = kept.segment(s).size();
+  distributed_vector<T> exact(kept.group(), distribution::from_sizes(sizes));
+  exact.copy_range_from(kept, 0, kept.size(), 0);  // slot by slot, on each device
+  return exact;
+}
+
+/// The STL form: the survivors of [first, last) under `pred` written densely from `out`;
+/// returns the output's new end. std::invalid_argument, with nothing written, when the output
+/// has no room for them.
+template <class In, class U, class Pred>
+segmented_iterator<U, false> select_into(const char* algorithm, In first, In last, segmented_iterator<U, false> out,
+                                         Pred pred) {
+  using T = typename In::value_type;
+  auto [v, begin, count] = unpack_range(algorithm, first, last);
+  MULTIGPU_EXPECTS(out.container() != nullptr || count == 0,
+                   concat(algorithm, ": the output iterator does not belong to a vector (default-constructed?)"));
+  if (count == 0) return out;
+  range_ref<T> range(*v, begin, count);
+  distributed_vector<T> kept = select_pieces(range, pred);
+  distributed_vector<U>& target = *out.container();
+  const std::size_t size = target.size();
+  const std::size_t room = out.index() <= size ? size - out.index() : 0;
+  MULTIGPU_EXPECTS(kept.size() <= room,
+                   concat(algorithm, ": ", kept.size(), " of the ", count, " elements pass, but the output has room for ",
+                          room, " from index ", out.index(), " (vector size ", size,
+                          "): nothing was written; make room for them"));
+  target.copy_range_from(kept, 0, kept.size(), out.index());
+  return out + static_cast<std::ptrdiff_t>(kept.size());
+}
+
+}  // namespace detail
+
+// ---- the layout-keeping form ------------------------------------------------------------
+
+/// The elements of [first, last) for which pred is true, in a new vector on the same group:
+/// each slot keeps its own, in order; the layout is distribution::from_sizes(survivors per
+/// slot). Waits for the devices.
+template <segmented_iterator_type I, class Pred>
+distributed_vector<typename I::value_type> copy_if(I first, I last, Pred pred) {
+  detail::check_device_operator<Pred>();
+  using T = typename I::value_type;
+  const nvtx_range mark("copy_if", static_cast<std::uint64_t>(last - first));
+  auto [v, begin, count] = detail::unpack_range("copy_if", first, last);
+  if (v == nullptr) return distributed_vector<T>();
+  detail::range_ref<T> range(*v, begin, count);
+  return detail::compact_if_sparse(detail::select_pieces(range, pred), count);
+}
+
+template <class T, class Pred>
+distributed_vector<T> copy_if(const distributed_vector<T>& v, Pred pred) {
+  return multigpu::copy_if(v.begin(), v.end(), pred);
+}
+
+/// The elements of [first, last) for which pred is false, kept like copy_if's.
+template <segmented_iterator_type I, class Pred>
+distributed_vector<typename I::value_type> remove_copy_if(I first, I last, Pred pred) {
+  detail::check_device_operator<Pred>();
+  return multigpu::copy_if(first, last, detail::negated<Pred>{pred});
+}
+
+template <class T, class Pred>
+distributed_vector<T> remove_copy_if(const distributed_vector<T>& v, Pred pred) {
+  return multigpu::remove_copy_if(v.begin(), v.end(), pred);
+}
+
+// ---- the STL form -------------------------------------------------------------------------
+
+/// Copies the elements of [first, last) for which pred is true to [out, end), in order, and
+/// returns end, as std::copy_if. The output may be any vector, on any group; it needs room for
+/// the survivors (std::invalid_argument otherwise, with nothing written). Waits for the devices.
+template <segmented_iterator_type I, class U, class Pred>
+segmented_iterator<U, false> copy_if(I first, I last, segmented_iterator<U, false> out, Pred pred) {
+  detail::check_device_operator<Pred>();
+  static_assert(std::is_same_v<typename I::value_type, U>, "multigpu::copy_if: the output's element type must be the input's");
+  const nvtx_range mark("copy_if", static_cast<std::uint64_t>(last - first));
+  return detail::select_into("copy_if", first, last, out, pred);
+}
+
+/// Copies the elements of [first, last) for which pred is false, as std::remove_copy_if.
+template <segmented_iterator_type I, class U, class Pred>
+segmented_iterator<U, false> remove_copy_if(I first, I last, segmented_iterator<U, false> out, Pred pred) {
+  detail::check_device_operator<Pred>();
+  static_assert(std::is_same_v<typename I::value_type, U>,
+                "multigpu::remove_copy_if: the output's element type must be the input's");
+  const nvtx_range mark("remove_copy_if", static_cast<std::uint64_t>(last - first));
+  return detail::select_into("remove_copy_if", first, last, out, detail::negated<Pred>{pred});
+}
+
+/// Moves the elements of [first, last) for which pred is false to the front, in order, and
+/// returns the new logical end, as std::remove_if; the elements from there to last are left
+/// unspecified (v.resize(end - v.begin()) trims them). Waits for the devices.
+template <class T, class Pred>
+segmented_iterator<T, false> remove_if(segmented_iterator<T, false> first, segmented_iterator<T, false> last, Pred pred) {
+  detail::check_device_operator<Pred>();
+  const nvtx_range mark("remove_if", static_cast<std::uint64_t>(last - first));
+  return detail::select_into("remove_if", first, last, first, detail::negated<Pred>{pred});
+}
+
+template <class T, class Pred>
+segmented_iterator<T, false> remove_if(distributed_vector<T>& v, Pred pred) {
+  return multigpu::remove_if(v.begin(), v.end(), pred);
+}
+
+// ---- rebalancing --------------------------------------------------------------------------
+
+/// Moves v's elements to even blocks over its group (distribution::block), as a new vector of
+/// the same size would have them: after filters that leave most of the data on a few devices.
+/// Indices and values do not change. Does nothing when v is already even.
+template <class T>
+void rebalance(distributed_vector<T>& v) {
+  const distribution even = distribution::block(v.size(), v.group().size());
+  if (v.layout() == even) return;
+  distributed_vector<T> balanced(v.group(), even, v.halo());
+  balanced.copy_range_from(v, 0, v.size(), 0);
+  v.swap(balanced);
+}
+
+}  // namespace multigpu

@@ -1,0 +1,209 @@
+// copy_if, remove_copy_if, remove_if and rebalance against std::copy_if and std::remove_if on
+// the host: both forms (the layout kept per slot, and the STL form into a given output), the
+// per-slot layout of the first, predicates that keep nothing, everything, one segment or only
+// the last element, outputs on another group, and bad input (nothing written).
+#include <multigpu/multigpu.hpp>
+
+#include "support.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <stdexcept>
+
+namespace {
+
+using namespace test;
+
+template <class T>
+__host__ __device__ double key(const T& x) {
+  if constexpr (std::is_same_v<T, vec3>)
+    return x.x;
+  else
+    return static_cast<double>(x);
+}
+
+/// key(x) > bound.
+template <class T>
+struct above {
+  double bound;
+  __host__ __device__ bool operator()(const T& x) const { return key(x) > bound; }
+};
+
+template <class T>
+T with_key(double k) {
+  if constexpr (std::is_same_v<T, vec3>)
+    return {k, -k, 0.5};
+  else
+    return static_cast<T>(k);
+}
+
+/// The input of one case: random keys in [-100, 100], and where `marked` says, keys of 300 (a
+/// whole segment) or 500 (the last element), so that a bound of 200 keeps only those.
+enum class marked { none, one_segment, last_element };
+
+template <class T>
+std::vector<T> input(std::size_t n, const mg::distribution& layout, marked m) {
+  std::vector<T> v = random_vector<T>(n);
+  if (m == marked::one_segment && layout.segment_count() > 0) {
+    const std::size_t slot = layout.segment_count() / 2;
+    for (std::size_t i = 0; i < layout.segment_size(slot); ++i) v[layout.segment_offset(slot) + i] = with_key<T>(300);
+  }
+  if (m == marked::last_element && n > 0) v[n - 1] = with_key<T>(500);
+  return v;
+}
+
+/// The survivors per slot, as the layout-keeping form must lay them out.
+template <class T, class Pred>
+std::vector<std::size_t> survivors_per_slot(const std::vector<T>& host, const mg::distribution& layout, Pred pred) {
+  std::vector<std::size_t> counts(layout.segment_count(), 0);
+  for (std::size_t s = 0; s < counts.size(); ++s)
+    for (std::size_t i = 0; i < layout.segment_size(s); ++i) counts[s] += pred(host[layout.segment_offset(s) + i]) ? 1 : 0;
+  return counts;
+}
+
+struct select_case {
+  const char* name;
+  double bound;
+  marked mark;
+};
+const select_case cases[] = {
+    {"half", 0, marked::none},
+    {"nothing", 1000, marked::none},
+    {"everything", -1000, marked::none},
+    {"one segment", 200, marked::one_segment},
+    {"only the last element", 400, marked::last_element},
+};
+
+template <class T>
+class Select : public ::testing::Test {};
+using select_types = ::testing::Types<int, long long, float, double, vec3>;
+TYPED_TEST_SUITE(Select, select_types);
+
+TYPED_TEST(Select, LayoutKeepingFormKeepsEachSlotsSurvivorsInOrder) {
+  using T = TypeParam;
+  for (const auto& s : exchange_shapes())
+    for (std::size_t n : sizes(s.group.size(), std::is_same_v<T, int> || std::is_same_v<T, vec3>))
+      for (const auto& c : cases) {
+        if (n > 2000000 && c.bound != 0) continue;  // the large size: one predicate
+        SCOPED_TRACE(testing::Message() << s.name << " n=" << n << " keeps " << c.name);
+        mg::distributed_vector<T> v(n, s.group);
+        const auto host = input<T>(n, v.layout(), c.mark);
+        mg::copy(host.begin(), host.end(), v.begin());
+        const above<T> pred{c.bound};
+
+        std::vector<T> want;
+        std::copy_if(host.begin(), host.end(), std::back_inserter(want), pred);
+        mg::distributed_vector<T> kept = mg::copy_if(v, pred);
+        EXPECT_TRUE(kept.group() == s.group);
+        EXPECT_EQ(kept.layout(), mg::distribution::from_sizes(survivors_per_slot(host, v.layout(), pred)));
+        EXPECT_TRUE(same_elements(mg::to_vector(kept), want));
+
+        std::vector<T> rest;
+        std::remove_copy_if(host.begin(), host.end(), std::back_inserter(rest), pred);
+        mg::distributed_vector<T> removed = mg::remove_copy_if(v, pred);
+        EXPECT_EQ(removed.layout(),
+                  mg::distribution::from_sizes(survivors_per_slot(host, v.layout(), [&](const T& x) { return !pred(x); })));
+        EXPECT_TRUE(same_elements(mg::to_vector(removed), rest));
+        EXPECT_TRUE(same_elements(mg::to_vector(v), host)) << "the input is unchanged";
+
+        // A filter that leaves one slot with most of the data, then even blocks again.
+        mg::rebalance(kept);
+        EXPECT_EQ(kept.layout(), mg::distribution::block(want.size(), s.group.size()));
+        EXPECT_TRUE(same_elements(mg::to_vector(kept), want)) << "after rebalance";
+      }
+}
+
+TYPED_TEST(Select, StlFormWritesTheSurvivorsDenselyFromTheOutput) {
+  using T = TypeParam;
+  const T sentinel = with_key<T>(-7777);
+  for (const auto& s : exchange_shapes())
+    for (std::size_t n : sizes(s.group.size(), std::is_same_v<T, float>))
+      for (const auto& c : cases) {
+        if (n > 2000000 && c.bound != 0) continue;
+        SCOPED_TRACE(testing::Message() << s.name << " n=" << n << " keeps " << c.name);
+        mg::distributed_vector<T> v(n, s.group);
+        const auto host = input<T>(n, v.layout(), c.mark);
+        mg::copy(host.begin(), host.end(), v.begin());
+        const above<T> pred{c.bound};
+        std::vector<T> want;
+        std::copy_if(host.begin(), host.end(), std::back_inserter(want), pred);
+
+        // Into a vector of another layout (and, for the repeated shapes, another group), from
+        // index 3: the survivors cross slots.
+        const mg::device_group other = s.group.size() == 1 ? s.group : mg::device_group({0, 0});
+        mg::distributed_vector<T> out(n + 5, sentinel, other);
+        auto end = mg::copy_if(v.begin(), v.end(), out.begin() + 3, pred);
+        EXPECT_EQ(end - out.begin(), static_cast<std::ptrdiff_t>(3 + want.size()));
+        std::vector<T> expect(n + 5, sentinel);
+        std::copy(want.begin(), want.end(), expect.begin() + 3);
+        EXPECT_TRUE(same_elements(mg::to_vector(out), expect)) << "copy_if";
+
+        std::vector<T> rest;
+        std::remove_copy_if(host.begin(), host.end(), std::back_inserter(rest), pred);
+        mg::distributed_vector<T> out2(n, sentinel, s.group);
+        auto end2 = mg::remove_copy_if(v.cbegin(), v.cend(), out2.begin(), pred);
+        EXPECT_EQ(end2 - out2.begin(), static_cast<std::ptrdiff_t>(rest.size()));
+        std::vector<T> expect2(n, sentinel);
+        std::copy(rest.begin(), rest.end(), expect2.begin());
+        EXPECT_TRUE(same_elements(mg::to_vector(out2), expect2)) << "remove_copy_if";
+
+        // In place, then trimmed: std::remove_if and erase.
+        auto new_end = mg::remove_if(v, pred);
+        ASSERT_EQ(new_end - v.begin(), static_cast<std::ptrdiff_t>(rest.size()));
+        v.resize(rest.size());
+        EXPECT_TRUE(same_elements(mg::to_vector(v), rest)) << "remove_if, then resize";
+      }
+}
+
+TYPED_TEST(Select, SubrangesAndOverlappingOutputs) {
+  using T = TypeParam;
+  for (const auto& s : exchange_shapes()) {
+    const std::size_t n = 1009;
+    SCOPED_TRACE(s.name);
+    mg::distributed_vector<T> v(n, s.group);
+    const auto host = input<T>(n, v.layout(), marked::none);
+    mg::copy(host.begin(), host.end(), v.begin());
+    const above<T> pred{0};
+    // A subrange, layout kept: the survivors of [10, n - 20), each slot keeping its own.
+    std::vector<T> want;
+    std::copy_if(host.begin() + 10, host.end() - 20, std::back_inserter(want), pred);
+    EXPECT_TRUE(same_elements(mg::to_vector(mg::copy_if(v.begin() + 10, v.end() - 20, pred)), want));
+    // The STL form into the input itself, shifted right by 5: every element is read first.
+    auto end = mg::copy_if(v.begin() + 10, v.end() - 20, v.begin() + 15, pred);
+    std::vector<T> expect(host);
+    std::copy(want.begin(), want.end(), expect.begin() + 15);
+    EXPECT_EQ(end - v.begin(), static_cast<std::ptrdiff_t>(15 + want.size()));
+    EXPECT_TRUE(same_elements(mg::to_vector(v), expect));
+  }
+}
+
+TEST(SelectErrors, AnOutputWithoutRoomGetsInvalidArgumentAndIsNotWritten) {
+  mg::device_group g({0, 0, 0});
+  const std::vector<int> host{5, -1, 7, 9, -3, 2, 8};  // five positive
+  mg::distributed_vector<int> v(host, g);
+  mg::distributed_vector<int> out(6, -9, g);
+  try {
+    (void)mg::copy_if(v.begin(), v.end(), out.begin() + 2, above<int>{0});
+    FAIL() << "copy_if into room for 4 of 5 survivors did not throw";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("copy_if"), std::string::npos) << what;
+    EXPECT_NE(what.find("5 of the 7"), std::string::npos) << what;
+    EXPECT_NE(what.find("room for 4"), std::string::npos) << what;
+  }
+  EXPECT_EQ(mg::to_vector(out), std::vector<int>(6, -9)) << "nothing written";
+  EXPECT_EQ(mg::to_vector(v), host);
+  // Still usable: the same call with room.
+  mg::distributed_vector<int> room(5, -9, g);
+  auto end = mg::copy_if(v.begin(), v.end(), room.begin(), above<int>{0});
+  EXPECT_EQ(end, room.end());
+  EXPECT_EQ(mg::to_vector(room), (std::vector<int>{5, 7, 9, 2, 8}));
+
+  EXPECT_THROW((void)mg::copy_if(v.begin(), v.end(), mg::distributed_vector<int>::iterator{}, above<int>{0}),
+               std::invalid_argument);
+  mg::distributed_vector<int> w(host, g);
+  EXPECT_THROW((void)mg::copy_if(v.begin(), w.end(), above<int>{0}), std::invalid_argument) << "two vectors";
+  EXPECT_THROW((void)mg::copy_if(v.begin() + 3, v.begin() + 1, above<int>{0}), std::invalid_argument) << "reversed";
+}
+
+}  // namespace
