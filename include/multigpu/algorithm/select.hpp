@@ -53,10 +53,15 @@ distributed_vector<T> select_pieces(const range_ref<T>& range, Pred pred) {
   staging_pool::lease found = g.staging().acquire(k * sizeof(std::int64_t));
   auto* selected = found.as<std::int64_t>();
   {
+    // Every stream follows the block's earlier users first; each then writes only its own
+    // count, so the slots' selects do not wait for each other.
+    for (const piece& p : range.pieces) {
+      device_guard guard(g.device(p.slot));
+      found.order_before(g.stream(p.slot));
+    }
     // The slots' scratch (CUB's temporary storage) is shared with the collectives.
     executor_lock lock(g.scratch());
     for_each_piece(range, [&](const piece_context& ctx) {
-      found.order_before(ctx.stream);
       const T* in = range.data(ctx.index);
       T* out = kept.segment(ctx.slot).data();
       std::int64_t* n_selected = selected + ctx.index;
