@@ -8,7 +8,7 @@
 #include "bench_support.hpp"
 
 #include <multigpu/runtime/detail/graph_replay.hpp>
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
 
 #include <thrust/device_vector.h>
 
@@ -152,7 +152,7 @@ void segment_overhead(benchmark::State& state) {
     for (int i = 0; i < 20; ++i) once();
     const std::size_t used_before = g.pool(0).usage().used_bytes;
     g.pool(0).reset_peak();
-    const auto* graphs = mg::detail::state_of(g).executor().graphs();
+    const auto* graphs = mg::detail::executor_of(g).graphs();
     const auto replays_before = graphs ? graphs->stats().replays : 0;
     for (auto _ : state) {
       auto t0 = std::chrono::steady_clock::now();

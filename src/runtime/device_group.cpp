@@ -1,4 +1,5 @@
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
+#include <multigpu/runtime/detail/executor.hpp>
 #ifdef MULTIGPU_TESTING
 #include <multigpu/testing/group_hooks.hpp>
 #endif
@@ -56,7 +57,7 @@ std::atomic<int> failing_constructions{0};
 }  // namespace
 #endif
 
-group_state::group_state(std::vector<int> devices, group_options options)
+group_resources::group_resources(std::vector<int> devices, group_options options)
     : slot_devices_(std::move(devices)), options_(options) {
   MULTIGPU_EXPECTS(!slot_devices_.empty(),
                    "device_group: the list of device ids is empty; name at least one device");
@@ -142,7 +143,6 @@ group_state::group_state(std::vector<int> devices, group_options options)
     }
     scratch_ = std::make_unique<group_scratch>(slot_devices_, raw_streams_, scratch_pools);
   }
-  executor_ = make_executor(options_.dispatch, *this, raw_streams_);
   reduction_merge_ = choose_merge_route(options_.merge, options_.peers, slot_devices_, 0, links_, merge_kind::reduction);
   scan_merge_ = choose_merge_route(options_.merge, options_.peers, slot_devices_, 0, links_, merge_kind::scan);
 }
@@ -152,7 +152,7 @@ void peer_holds::release() noexcept {
   pairs_.clear();
 }
 
-void group_state::enable_peers() {
+void group_resources::enable_peers() {
   auto& registry = peer_registry::instance();
   peers_.reserve(owned_.size() * owned_.size());
   for (const auto& a : owned_) {
@@ -172,7 +172,7 @@ void group_state::enable_peers() {
   for (auto [from, to] : peers_.pairs()) verify_peer(from, to);
 }
 
-void group_state::verify_peer(int from, int to) {
+void group_resources::verify_peer(int from, int to) {
   // Links have been seen to report success and deliver wrong data: copy a known pattern
   // from `to`'s pool into `from`'s pool over the link and compare it byte for byte. A pair
   // that fails is demoted to host staging and the report says so.
@@ -215,13 +215,12 @@ void group_state::verify_peer(int from, int to) {
   peer_registry::instance().set_verified(from, to, ok);
 }
 
-group_state::~group_state() {
+group_resources::~group_resources() {
   // Teardown order: finish all work, return staging memory and pools, then give back the
   // peer access this group holds, and last destroy events and streams (members below).
-  // The executor goes first: its worker threads stop, and its graphs go before the scratch
-  // they point into.
+  // The executor (which keeps this alive) is gone already: its worker threads stopped, and
+  // its graphs went before the scratch they point into.
   for (std::size_t s = 0; s < streams_.size(); ++s) MULTIGPU_CUDA_REPORT(cudaStreamSynchronize(stream(s)));
-  executor_.reset();
   scratch_.reset();
   stager_.reset();
   staging_.release_free();
@@ -229,30 +228,30 @@ group_state::~group_state() {
   peers_.release();
 }
 
-device_pool& group_state::pool(std::size_t slot) const { return pool_of_device(device(slot)); }
+device_pool& group_resources::pool(std::size_t slot) const { return pool_of_device(device(slot)); }
 
-device_pool& group_state::pool_of_device(int device) const {
+device_pool& group_resources::pool_of_device(int device) const {
   for (const auto& o : owned_)
     if (o.device == device) return *o.pool;
   throw std::invalid_argument(concat("multigpu: device ", device, " is not in this group"));
 }
 
-host_stager& group_state::stager() {
+host_stager& group_resources::stager() {
   std::lock_guard lock(stager_mutex_);
   if (!stager_) stager_ = host_stager::shared();
   return *stager_;
 }
 
-copy_route group_state::route_between(std::size_t from, std::size_t to) const {
+copy_route group_resources::route_between(std::size_t from, std::size_t to) const {
   return choose_route(options_.peers, device(from), device(to), links_);
 }
 
-void group_state::order(std::size_t producer, std::size_t consumer) {
+void group_resources::order(std::size_t producer, std::size_t consumer) {
   if (producer == consumer) return;
   events_.order(device(producer), stream(producer), stream(consumer));
 }
 
-void group_state::join_readers(std::size_t root) {
+void group_resources::join_readers(std::size_t root) {
   std::vector<std::size_t>& readers = scratch().slot(root).readers();
   if (readers.empty()) return;
   const cudaStream_t root_stream = stream(root);
@@ -262,7 +261,7 @@ void group_state::join_readers(std::size_t root) {
   readers.clear();
 }
 
-void group_state::wait(cudaEvent_t event) {
+void group_resources::wait(cudaEvent_t event) {
   MULTIGPU_EXPECTS(event != nullptr, "device_group::wait: the event is null");
   device_guard guard(device(0));
   for (std::size_t s = 0; s < size(); ++s) {
@@ -272,7 +271,7 @@ void group_state::wait(cudaEvent_t event) {
   }
 }
 
-void group_state::record(cudaEvent_t event, std::size_t slot) {
+void group_resources::record(cudaEvent_t event, std::size_t slot) {
   MULTIGPU_EXPECTS(event != nullptr, "device_group::record: the event is null");
   // Every other slot's work so far joins `slot`'s stream (a pooled event each, skipped for
   // slots that share its stream); then one record covers it all.
@@ -283,11 +282,25 @@ void group_state::record(cudaEvent_t event, std::size_t slot) {
   observe_record(event, stream(slot));
 }
 
-void group_state::synchronize() const {
+void group_resources::join(std::span<const std::size_t> slots) {
+  if (slots.size() < 2) return;
+  std::vector<event_pool::handle> at(slots.size());
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    device_guard guard(device(slots[i]));
+    at[i] = events_.record(device(slots[i]), stream(slots[i]));
+  }
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    device_guard guard(device(slots[i]));
+    for (std::size_t j = 0; j < slots.size(); ++j)  // slots may share a user's stream
+      if (j != i && stream(slots[j]) != stream(slots[i])) at[j].order_before(stream(slots[i]));
+  }
+}
+
+void group_resources::synchronize() const {
   for (std::size_t s = 0; s < streams_.size(); ++s) MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream(s)));
 }
 
-std::string group_state::describe() const {
+std::string group_resources::describe() const {
   std::ostringstream out;
   out << "multigpu device group: " << size() << " slot(s) on " << owned_.size()
       << " device(s); peer policy "
@@ -357,54 +370,55 @@ device_group device_group::all(group_options options) {
 }
 
 device_group::device_group(std::vector<int> device_ids, group_options options)
-    : state_(std::make_shared<detail::group_state>(std::move(device_ids), options)) {}
+    : resources_(std::make_shared<detail::group_resources>(std::move(device_ids), options)),
+      executor_(detail::make_executor(options.dispatch, resources_)) {}
 
-std::size_t device_group::size() const { return state_->size(); }
+std::size_t device_group::size() const { return resources_->size(); }
 int device_group::device(std::size_t slot) const {
   MULTIGPU_EXPECTS_AS(slot < size(), std::out_of_range,
                       detail::concat("device_group: slot ", slot, " is out of range for a group of ",
                                      size(), " slots"));
-  return state_->device(slot);
+  return resources_->device(slot);
 }
 cudaStream_t device_group::stream(std::size_t slot) const {
   (void)device(slot);
-  return state_->stream(slot);
+  return resources_->stream(slot);
 }
-const std::vector<int>& device_group::devices() const { return state_->devices(); }
-const group_options& device_group::options() const { return state_->options(); }
+const std::vector<int>& device_group::devices() const { return resources_->devices(); }
+const group_options& device_group::options() const { return resources_->options(); }
 bool device_group::peer_enabled(std::size_t from, std::size_t to) const {
   return route_between(from, to).kind == route::peer;
 }
 copy_route device_group::route_between(std::size_t from, std::size_t to) const {
   (void)device(from);
   (void)device(to);
-  return state_->route_between(from, to);
+  return resources_->route_between(from, to);
 }
 peer_link device_group::link(std::size_t from, std::size_t to) const {
   const int a = device(from);
   const int b = device(to);
   if (a == b) return {};
-  return state_->links().at(a, b);
+  return resources_->links().at(a, b);
 }
-merge_route device_group::merge(merge_kind kind) const { return state_->merge(kind); }
+merge_route device_group::merge(merge_kind kind) const { return resources_->merge(kind); }
 device_pool& device_group::pool(std::size_t slot) const {
   (void)device(slot);
-  return state_->pool(slot);
+  return resources_->pool(slot);
 }
 void device_group::order(std::size_t producer, std::size_t consumer) const {
   (void)device(producer);
   (void)device(consumer);
-  state_->order(producer, consumer);
+  resources_->order(producer, consumer);
 }
-std::size_t device_group::scratch_bytes() const { return state_->scratch().device_bytes(); }
+std::size_t device_group::scratch_bytes() const { return resources_->scratch().device_bytes(); }
 
-void device_group::synchronize() const { state_->synchronize(); }
-void device_group::wait(cudaEvent_t event) const { state_->wait(event); }
+void device_group::synchronize() const { resources_->synchronize(); }
+void device_group::wait(cudaEvent_t event) const { resources_->wait(event); }
 void device_group::record(cudaEvent_t event, std::size_t slot) const {
   (void)device(slot);
-  state_->record(event, slot);
+  resources_->record(event, slot);
 }
-std::string device_group::describe() const { return state_->describe(); }
+std::string device_group::describe() const { return resources_->describe(); }
 
 device_group default_group() {
   static device_group group = device_group::all();

@@ -3,11 +3,39 @@
 #include <multigpu/runtime/detail/executor.hpp>
 
 #include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/nvtx.hpp>
+#include <multigpu/core/observer.hpp>
 #include <multigpu/runtime/detail/graph_replay.hpp>
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/runtime/detail/slot_workers.hpp>
 
 namespace multigpu::detail {
+
+executor::executor(std::shared_ptr<group_resources> resources)
+    : resources_(std::move(resources)), own_(resources_->streams().data(), false) {}
+
+void executor::for_each(std::span<const piece> pieces, const slot_streams& streams,
+                        function_ref<void(const piece_context&)> step) {
+  if (pieces.empty()) return;
+  group_resources& g = *resources_;
+  auto run = [&](std::size_t i) {
+    const piece& p = pieces[i];
+    const nvtx_range local("local step", p.slot);
+    const piece_context ctx{i, p.slot, g.device(p.slot), streams[p.slot], &g.pool(p.slot), p.count,
+                            &g.scratch().slot(p.slot)};
+    step(ctx);
+    observe_work(ctx.stream, "step");
+  };
+  run_pieces(pieces, run);
+}
+
+void executor::run_pieces(std::span<const piece> pieces, function_ref<void(std::size_t)> run) {
+  device_guard guard(resources_->device(pieces[0].slot));
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    guard.set(resources_->device(pieces[i].slot));
+    run(i);
+  }
+}
 
 namespace {
 
@@ -15,23 +43,11 @@ namespace {
 /// every collective enqueued as it comes.
 class inline_executor : public executor {
  public:
-  inline_executor(group_state& group, const std::vector<cudaStream_t>& own) : executor(own), group_(&group) {}
-
-  void for_each(std::span<const piece> pieces, function_ref<void(std::size_t)> step) override {
-    if (pieces.empty()) return;
-    device_guard guard(group_->device(pieces[0].slot));
-    for (std::size_t i = 0; i < pieces.size(); ++i) {
-      guard.set(group_->device(pieces[i].slot));
-      step(i);
-    }
-  }
+  explicit inline_executor(std::shared_ptr<group_resources> resources) : executor(std::move(resources)) {}
 
   void collective(const collective_plan&, function_ref<void(const slot_streams&)> enqueue) override {
     enqueue(streams());
   }
-
- protected:
-  group_state* group_;
 };
 
 /// dispatch_policy::worker_threads: the steps of several pieces on their slots' worker
@@ -39,15 +55,16 @@ class inline_executor : public executor {
 /// collectives' own enqueueing, on the calling thread.
 class worker_executor final : public inline_executor {
  public:
-  worker_executor(group_state& group, const std::vector<cudaStream_t>& own)
-      : inline_executor(group, own), workers_(group.devices()) {}
+  explicit worker_executor(std::shared_ptr<group_resources> resources)
+      : inline_executor(std::move(resources)), workers_(this->resources().devices()) {}
 
-  void for_each(std::span<const piece> pieces, function_ref<void(std::size_t)> step) override {
+ protected:
+  void run_pieces(std::span<const piece> pieces, function_ref<void(std::size_t)> run) override {
     if (pieces.size() <= 1) {
-      inline_executor::for_each(pieces, step);
+      executor::run_pieces(pieces, run);
       return;
     }
-    workers_.run(pieces, step);
+    workers_.run(pieces, run);
   }
 
  private:
@@ -58,8 +75,8 @@ class worker_executor final : public inline_executor {
 /// is captured into a CUDA graph once and replayed (runtime/detail/graph_replay.hpp).
 class graph_executor final : public inline_executor {
  public:
-  graph_executor(group_state& group, const std::vector<cudaStream_t>& own)
-      : inline_executor(group, own), graphs_(group) {}
+  explicit graph_executor(std::shared_ptr<group_resources> resources)
+      : inline_executor(std::move(resources)), graphs_(this->resources(), streams()) {}
 
   void collective(const collective_plan& plan, function_ref<void(const slot_streams&)> enqueue) override {
     if (plan.fingerprint == nullptr) {
@@ -77,17 +94,16 @@ class graph_executor final : public inline_executor {
 
 }  // namespace
 
-std::unique_ptr<executor> make_executor(dispatch_policy policy, group_state& group,
-                                        const std::vector<cudaStream_t>& own) {
+std::shared_ptr<executor> make_executor(dispatch_policy policy, std::shared_ptr<group_resources> resources) {
   switch (policy) {
     case dispatch_policy::worker_threads:
-      return std::make_unique<worker_executor>(group, own);
+      return std::make_shared<worker_executor>(std::move(resources));
     case dispatch_policy::graph:
-      return std::make_unique<graph_executor>(group, own);
+      return std::make_shared<graph_executor>(std::move(resources));
     case dispatch_policy::caller_thread:
       break;
   }
-  return std::make_unique<inline_executor>(group, own);
+  return std::make_shared<inline_executor>(std::move(resources));
 }
 
 }  // namespace multigpu::detail

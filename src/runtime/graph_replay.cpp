@@ -3,7 +3,7 @@
 #include <multigpu/core/capture.hpp>
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/error.hpp>
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
 
 #include <algorithm>
 #include <utility>
@@ -91,9 +91,14 @@ struct graph_replay::entry {
   ~entry() { reset(); }
 };
 
-graph_replay::graph_replay(group_state& group) : group_(&group) {}
+graph_replay::graph_replay(group_resources& group, const slot_streams& own) : group_(&group), own_(own) {}
 
 graph_replay::~graph_replay() {
+  // Launches may still run: the graphs go after the slots' streams are done.
+  for (std::size_t s = 0; s < group_->size(); ++s) {
+    const quiet_device_guard guard(group_->device(s));
+    if (guard.ok()) MULTIGPU_CUDA_REPORT(cudaStreamSynchronize(group_->stream(s)));
+  }
   entries_.clear();
   renew_capture_streams();  // destroys them; none is made again
 }
@@ -192,7 +197,7 @@ void graph_replay::renew_capture_streams() noexcept {
 /// The root's own stream follows everything enqueued before on the other participating
 /// streams, and on the slots that read the root's arena after its last eager scan.
 void graph_replay::join_before(std::size_t root, std::span<const piece> pieces) {
-  group_state& g = *group_;
+  group_resources& g = *group_;
   const cudaStream_t root_stream = g.stream(root);
   g.join_readers(root);  // before any capture: the slots' own streams
   for (const auto& p : pieces) {
@@ -206,7 +211,7 @@ void graph_replay::join_before(std::size_t root, std::span<const piece> pieces) 
 
 /// Every participating stream follows the graph (through the root's fork, recorded after it).
 void graph_replay::release_after(std::size_t root, std::span<const piece> pieces) {
-  group_state& g = *group_;
+  group_resources& g = *group_;
   const cudaStream_t root_stream = g.stream(root);
   if (pieces.size() == 1) return;
   const event& fork = g.scratch().slot(root).fork();
@@ -222,7 +227,7 @@ void graph_replay::release_after(std::size_t root, std::span<const piece> pieces
 /// it, record them again on the slots' own streams, where they mark everything enqueued so far.
 /// (After a launch of several pieces release_after() has recorded the root's fork already.)
 void graph_replay::settle_events(std::size_t root, std::span<const piece> pieces, bool with_fork) {
-  group_state& g = *group_;
+  group_resources& g = *group_;
   const cudaStream_t root_stream = g.stream(root);
   for (const auto& p : pieces) {
     const cudaStream_t s = g.stream(p.slot);
@@ -248,12 +253,12 @@ void graph_replay::launch(entry& e, std::size_t root) {
 }
 
 void graph_replay::run(const collective_plan& plan, function_ref<void(const slot_streams&)> enqueue) {
-  group_state& g = *group_;
+  group_resources& g = *group_;
   const void* site = plan.site;
   const std::span<const piece> pieces = plan.pieces;
   const call_fingerprint& fingerprint = *plan.fingerprint;
   const result_kernel* result = plan.result;
-  const slot_streams& own = g.executor().streams();
+  const slot_streams& own = own_;
   MULTIGPU_EXPECTS(!pieces.empty(), "graph replay: a collective needs at least one piece");
   if (!fingerprint.valid()) {
     // Its values do not fit the fingerprint (a 1 KiB init, an operator that is not trivially

@@ -2,7 +2,7 @@
 
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/runtime/device_group.hpp>
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/transfer/chunking.hpp>
 
 #include <multigpu/runtime/detail/peer_registry.hpp>
@@ -14,10 +14,10 @@
 namespace multigpu::transfer {
 namespace {
 
-using detail::group_state;
+using detail::group_resources;
 
 struct endpoint {
-  group_state* group;
+  group_resources* group;
   std::size_t slot;
   int device() const { return group->device(slot); }
   cudaStream_t stream() const { return group->stream(slot); }
@@ -129,10 +129,10 @@ void copy_between(const device_group& source_group, const device_group& destinat
     (void)source_group.device(m.src_slot);  // std::out_of_range names the slot
     (void)destination_group.device(m.dst_slot);
   }
-  copy_between(detail::state_of(source_group), detail::state_of(destination_group), moves);
+  copy_between(detail::resources_of(source_group), detail::resources_of(destination_group), moves);
 }
 
-void copy_between(group_state& source_group, group_state& destination_group,
+void copy_between(group_resources& source_group, group_resources& destination_group,
                   std::span<const byte_move> moves) {
   if (moves.empty()) return;
   const bool same_group = &source_group == &destination_group;

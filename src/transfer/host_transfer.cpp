@@ -4,7 +4,7 @@
 #include <multigpu/core/diagnostics.hpp>
 #include <multigpu/core/nvtx.hpp>
 #include <multigpu/memory/pinned_buffer.hpp>
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
 
 #include <algorithm>
 #include <vector>
@@ -44,7 +44,7 @@ void copy_directly(std::byte* host, std::span<const device_piece> pieces, cudaMe
 
 }  // namespace
 
-void copy_host_to_devices(detail::group_state& group, const void* host,
+void copy_host_to_devices(detail::group_resources& group, const void* host,
                           std::span<const device_piece> pieces) {
   const std::size_t total = total_bytes(pieces);
   if (total == 0) return;
@@ -66,7 +66,7 @@ void copy_host_to_devices(detail::group_state& group, const void* host,
   }
 }
 
-void copy_devices_to_host(detail::group_state& group, void* host,
+void copy_devices_to_host(detail::group_resources& group, void* host,
                           std::span<const device_piece> pieces) {
   const std::size_t total = total_bytes(pieces);
   if (total == 0) return;

@@ -6,7 +6,7 @@
 // cannot proceed leaves nothing behind.
 #include <multigpu/multigpu.hpp>
 #include <multigpu/runtime/detail/graph_replay.hpp>
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
 
 #include "support.hpp"
 
@@ -23,7 +23,7 @@ namespace {
 using namespace test;
 
 mg::detail::graph_replay::counters stats(const mg::device_group& g) {
-  return mg::detail::state_of(g).executor().graphs()->stats();
+  return mg::detail::executor_of(g).graphs()->stats();
 }
 
 std::vector<mg::device_group> graph_groups() {

@@ -1,7 +1,7 @@
 // Per-device pools, pinned host memory and the staging pool.
 #include <multigpu/memory/device_pool.hpp>
 #include <multigpu/memory/pinned_buffer.hpp>
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/runtime/device_group.hpp>
 
 #include <gtest/gtest.h>
@@ -73,7 +73,7 @@ TEST(PinnedBuffer, IsPinnedTellsPinnedFromPageable) {
 
 TEST(StagingPool, BlocksAreReusedAfterTheirFences) {
   mg::device_group g({0, 0});
-  auto& staging = mg::detail::state_of(g).staging();
+  auto& staging = mg::detail::resources_of(g).staging();
   void* first = nullptr;
   {
     auto lease = staging.acquire(1000);

@@ -44,7 +44,7 @@ TEST(PoolReuse, PeakUsageIsFlatOverHundredCalls) {
         {"copy", [&] { mg::copy(a, b); }},
     };
     auto& pool = s.group.pool(0);
-    auto& staging = mg::detail::state_of(s.group).staging();
+    auto& staging = mg::detail::resources_of(s.group).staging();
     for (auto& [name, call] : calls) {
       SCOPED_TRACE(name);
       call();  // first call: pools and staging grow to what this algorithm needs

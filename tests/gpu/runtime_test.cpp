@@ -2,7 +2,7 @@
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/event.hpp>
 #include <multigpu/core/stream.hpp>
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/runtime/device_group.hpp>
 #include <multigpu/testing/group_hooks.hpp>
 
@@ -84,7 +84,7 @@ TEST(DeviceGroup, PeerMatrixFollowsTheDriver) {
       if (a == b) continue;
       int can = 0;
       ASSERT_EQ(cudaDeviceCanAccessPeer(&can, g.device(a), g.device(b)), cudaSuccess);
-      const auto& link = mg::detail::state_of(g).links().at(g.device(a), g.device(b));
+      const auto& link = mg::detail::resources_of(g).links().at(g.device(a), g.device(b));
       EXPECT_EQ(link.can_access, can != 0) << a << " -> " << b;
       if (can) {
         EXPECT_TRUE(link.enabled) << a << " -> " << b;
@@ -105,7 +105,7 @@ TEST(DeviceGroup, FailedPeerCheckDemotesThePairToTheHost) {
   mg::testing::fail_peer_verification(0, 1);
   mg::device_group g({0, 1});
   mg::testing::fail_peer_verification(0, 1, false);
-  EXPECT_FALSE(mg::detail::state_of(g).links().at(0, 1).verified);
+  EXPECT_FALSE(mg::detail::resources_of(g).links().at(0, 1).verified);
   EXPECT_TRUE(contains(g.describe(), "failed its data check")) << g.describe();
   EXPECT_NE(g.route_between(1, 0), (mg::copy_route{mg::route::peer, true}));
 }

@@ -386,7 +386,7 @@ TEST(Schedule, AnArenaThatGrowsWaitsForTheSlotsReadingItsCarries) {
   int reused = 0;
   for (int attempt = 0; attempt < 3; ++attempt) {
     mg::device_group g = repeated(4, device);
-    auto& scratch = mg::detail::state_of(g).scratch();
+    auto& scratch = mg::detail::resources_of(g).scratch();
     mg::distributed_vector<int> x(host, g), y(n, g);
     mg::distributed_vector<big> b(bigs, g);
     mg::inclusive_scan(x, y);  // slot 0's arena: 4 KiB

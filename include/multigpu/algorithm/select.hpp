@@ -49,7 +49,7 @@ distributed_vector<T> select_pieces(const range_ref<T>& range, Pred pred) {
   const std::size_t k = range.pieces.size();
   std::vector<std::size_t> counts(group.size(), 0);
   if (k == 0) return kept;
-  group_state& g = detail::state_of(group);
+  group_resources& g = executor_of(group).resources();
   staging_pool::lease found = g.staging().acquire(k * sizeof(std::int64_t));
   auto* selected = found.as<std::int64_t>();
   {

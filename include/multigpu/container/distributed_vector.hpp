@@ -18,7 +18,7 @@
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/diagnostics.hpp>
 #include <multigpu/memory/device_pool.hpp>
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/runtime/device_group.hpp>
 #include <multigpu/transfer/copy_plan.hpp>
 #include <multigpu/transfer/device_copy.hpp>
@@ -277,12 +277,12 @@ class distributed_vector {
   /// Copies `count` host elements into [first, first + count).
   void upload(size_type first, const T* host, size_type count) {
     auto pieces = device_pieces(first, first + count);
-    transfer::copy_host_to_devices(detail::state_of(group_), host, pieces);
+    transfer::copy_host_to_devices(detail::resources_of(group_), host, pieces);
   }
   /// Copies [first, first + count) to host memory.
   void download(size_type first, T* host, size_type count) const {
     auto pieces = device_pieces(first, first + count);
-    transfer::copy_devices_to_host(detail::state_of(group_), host, pieces);
+    transfer::copy_devices_to_host(detail::resources_of(group_), host, pieces);
   }
 
   /// Copies elements [src_first, src_first + count) of `source` (any group, any layout) to
@@ -311,7 +311,7 @@ class distributed_vector {
     for (const transfer::move& m : transfer::plan_moves(from, to))
       moves.push_back({m.src_slot, source.base(m.src_slot) + m.src_offset, m.dst_slot,
                        base(m.dst_slot) + m.dst_offset, m.count * sizeof(T)});
-    transfer::copy_between(detail::state_of(source.group_), detail::state_of(group_), moves);
+    transfer::copy_between(detail::resources_of(source.group_), detail::resources_of(group_), moves);
   }
 
   /// Fills [first, last) with value on each segment's stream.

@@ -66,11 +66,15 @@ struct group_options {
 
 class device_group;
 namespace detail {
-class group_state;
-/// The shared state behind a group: pools, events, staging, scratch. Internal to the library
-/// (algorithms, transfers); extensions go through the public API and the
-/// executor (for_each_segment, reduce_segments, exchange_halos).
-group_state& state_of(const device_group& group) noexcept;
+class group_resources;
+class executor;
+/// What a group has: devices, streams, pools, events, staging, scratch and peer links
+/// (runtime/detail/group_resources.hpp). Internal: the container and transfer layers use it.
+group_resources& resources_of(const device_group& group) noexcept;
+/// How a group runs calls (runtime/detail/executor.hpp): the algorithms' one way into a group,
+/// which hands their steps what they need. Extensions go through the public API
+/// (for_each_segment, reduce_segments, exchange_halos).
+executor& executor_of(const device_group& group) noexcept;
 }
 
 /// A cheap, copyable handle to shared state. A slot is one position in the group: a vector
@@ -126,15 +130,19 @@ class device_group {
   std::string describe() const;
 
   friend bool operator==(const device_group& a, const device_group& b) noexcept {
-    return a.state_ == b.state_;
+    return a.resources_ == b.resources_;
   }
 
  private:
-  friend detail::group_state& detail::state_of(const device_group& group) noexcept;
-  std::shared_ptr<detail::group_state> state_;
+  friend detail::group_resources& detail::resources_of(const device_group& group) noexcept;
+  friend detail::executor& detail::executor_of(const device_group& group) noexcept;
+  // The executor draws on the resources and keeps them alive; it goes first.
+  std::shared_ptr<detail::group_resources> resources_;
+  std::shared_ptr<detail::executor> executor_;
 };
 
-inline detail::group_state& detail::state_of(const device_group& group) noexcept { return *group.state_; }
+inline detail::group_resources& detail::resources_of(const device_group& group) noexcept { return *group.resources_; }
+inline detail::executor& detail::executor_of(const device_group& group) noexcept { return *group.executor_; }
 
 /// The group of every visible GPU, created on first use (thread-safe) and kept for the
 /// life of the process.

@@ -12,7 +12,7 @@
 namespace multigpu {
 class device_group;
 namespace detail {
-class group_state;
+class group_resources;
 }
 }  // namespace multigpu
 
@@ -36,7 +36,7 @@ struct byte_move {
 void copy_between(const device_group& source_group, const device_group& destination_group,
                   std::span<const byte_move> moves);
 
-void copy_between(detail::group_state& source_group, detail::group_state& destination_group,
+void copy_between(detail::group_resources& source_group, detail::group_resources& destination_group,
                   std::span<const byte_move> moves);
 
 }  // namespace multigpu::transfer

@@ -10,7 +10,7 @@
 #include <span>
 
 namespace multigpu::detail {
-class group_state;
+class group_resources;
 }
 
 namespace multigpu::transfer {
@@ -22,10 +22,10 @@ inline constexpr std::size_t direct_pageable_bytes = std::size_t{1} << 20;
 
 /// Copies host bytes [host, host + total) to the pieces in order. Returns when the host
 /// memory may be reused; device work is ordered on each piece's stream.
-void copy_host_to_devices(detail::group_state& group, const void* host,
+void copy_host_to_devices(detail::group_resources& group, const void* host,
                           std::span<const device_piece> pieces);
 /// Copies the pieces in order to host bytes. Returns when the host memory holds the data.
-void copy_devices_to_host(detail::group_state& group, void* host,
+void copy_devices_to_host(detail::group_resources& group, void* host,
                           std::span<const device_piece> pieces);
 
 }  // namespace multigpu::transfer

@@ -8,7 +8,8 @@
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/diagnostics.hpp>
 #include <multigpu/core/nvtx.hpp>
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/detail/executor.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
 
 #include <optional>
 #include <type_traits>
@@ -111,18 +112,6 @@ class aligned_output {
   std::optional<distributed_vector<U>> temp_;
 };
 
-/// What a per-piece step gets: the piece's index, slot, device, stream and pool. The
-/// piece's device is current while the step runs.
-struct piece_context {
-  std::size_t index;
-  std::size_t slot;
-  int device;
-  cudaStream_t stream;
-  device_pool* pool;
-  std::size_t count;
-  slot_scratch* scratch;  // the slot's persistent scratch (runtime/detail/scratch.hpp)
-};
-
 /// Runs `step(piece_context)` for every piece of `reference`, each with its device current and
 /// its work going to `streams` (those the executor handed to the collective being enqueued).
 /// The group's executor decides the threads (runtime/detail/executor.hpp), so steps must not
@@ -130,22 +119,15 @@ struct piece_context {
 template <class T, class Step>
 void for_each_piece(const range_ref<T>& reference, const slot_streams& streams, Step&& step) {
   if (reference.pieces.empty()) return;
-  group_state& g = detail::state_of(reference.group());
-  auto run = [&](std::size_t i) {
-    const piece& p = reference.pieces[i];
-    const nvtx_range local("local step", p.slot);
-    const piece_context ctx{i, p.slot, g.device(p.slot), streams[p.slot], &g.pool(p.slot), p.count,
-                            &g.scratch().slot(p.slot)};
-    step(ctx);
-    observe_work(ctx.stream, "step");
-  };
-  g.executor().for_each(reference.pieces, run);
+  executor_of(reference.group()).for_each(reference.pieces, streams, step);
 }
 
 /// for_each_piece on the slots' own streams: the steps of a call that is not a collective.
 template <class T, class Step>
 void for_each_piece(const range_ref<T>& reference, Step&& step) {
-  for_each_piece(reference, detail::state_of(reference.group()).executor().streams(), step);
+  if (reference.pieces.empty()) return;
+  executor& e = executor_of(reference.group());
+  e.for_each(reference.pieces, e.streams(), step);
 }
 
 /// Throws std::invalid_argument naming both lengths unless they are equal.

@@ -2,6 +2,9 @@
 // How a call is executed: chosen once, when the group is built (group_options::dispatch), and
 // decided here alone. An algorithm hands the executor its plan, the pieces and a step per
 // piece (for_each) or a whole collective (collective); it never asks which policy is in force.
+// The executor is the algorithms' one way into a group: it draws on the group's resources
+// (runtime/detail/group_resources.hpp) and hands each step a piece_context with the device,
+// stream, pool and scratch of its slot.
 //
 // | policy          | for_each                          | collective                          |
 // |-----------------|-----------------------------------|-------------------------------------|
@@ -31,12 +34,14 @@
 
 namespace multigpu {
 enum class dispatch_policy;
+class device_pool;
 }
 
 namespace multigpu::detail {
 
-class group_state;
+class group_resources;
 class graph_replay;
+class slot_scratch;
 
 /// The stream of every slot for one call's work, as the executor hands it out.
 class slot_streams {
@@ -50,6 +55,20 @@ class slot_streams {
   const cudaStream_t* streams_;
   bool capturing_;
 };
+
+/// What a per-piece step gets: the piece's index, slot, device, stream, pool, element count and
+/// the slot's persistent scratch (runtime/detail/scratch.hpp). The piece's device is current
+/// while the step runs.
+struct piece_context {
+  std::size_t index;
+  std::size_t slot;
+  int device;
+  cudaStream_t stream;
+  device_pool* pool;
+  std::size_t count;
+  slot_scratch* scratch;
+};
+static_assert(std::is_trivially_copyable_v<piece_context>);
 
 /// What a collective that may be replayed depends on, as bytes: the call site, the pieces,
 /// the device pointers and the values (init, operators) that end up in its kernels'
@@ -115,9 +134,11 @@ class executor {
   executor(const executor&) = delete;
   executor& operator=(const executor&) = delete;
 
-  /// Runs step(i) for every piece, with the device of pieces[i].slot current. Steps must
-  /// not depend on each other's host-side effects. Nothing waits for the devices.
-  virtual void for_each(std::span<const piece> pieces, function_ref<void(std::size_t)> step) = 0;
+  /// Runs step(ctx) for every piece, each with its slot's device current and its work going to
+  /// `streams`. Steps must not depend on each other's host-side effects. Nothing waits for the
+  /// devices.
+  void for_each(std::span<const piece> pieces, const slot_streams& streams,
+                function_ref<void(const piece_context&)> step);
 
   /// Runs one collective: enqueue(streams) enqueues it on the streams given. The caller holds
   /// the group's executor lock (runtime/detail/scratch.hpp).
@@ -132,16 +153,20 @@ class executor {
   /// The slots' own streams: where every call that is not being captured enqueues.
   const slot_streams& streams() const noexcept { return own_; }
 
+  /// What the collectives draw on: staging, events, scratch and merge routes.
+  group_resources& resources() const noexcept { return *resources_; }
+
  protected:
-  explicit executor(const std::vector<cudaStream_t>& own) : own_(own.data(), false) {}
+  explicit executor(std::shared_ptr<group_resources> resources);
+  /// Runs run(i) for every piece, with the device of pieces[i].slot current.
+  virtual void run_pieces(std::span<const piece> pieces, function_ref<void(std::size_t)> run);
 
  private:
+  std::shared_ptr<group_resources> resources_;  // kept alive while the executor lives
   slot_streams own_;
 };
 
-/// The executor of `policy` for `group`, whose slots' own streams are `own` (kept alive by
-/// the group for the executor's lifetime).
-std::unique_ptr<executor> make_executor(dispatch_policy policy, group_state& group,
-                                        const std::vector<cudaStream_t>& own);
+/// The executor of `policy` for the group whose resources are `resources`.
+std::shared_ptr<executor> make_executor(dispatch_policy policy, std::shared_ptr<group_resources> resources);
 
 }  // namespace multigpu::detail

@@ -34,11 +34,12 @@
 
 namespace multigpu::detail {
 
-class group_state;
+class group_resources;
 
 class graph_replay {
  public:
-  explicit graph_replay(group_state& group);
+  /// Replays on `own`, the slots' own streams.
+  graph_replay(group_resources& group, const slot_streams& own);
   ~graph_replay();
   graph_replay(const graph_replay&) = delete;
   graph_replay& operator=(const graph_replay&) = delete;
@@ -68,7 +69,8 @@ class graph_replay {
   void ensure_capture_streams();
   void renew_capture_streams() noexcept;
 
-  group_state* group_;
+  group_resources* group_;
+  slot_streams own_;
   std::vector<cudaStream_t> capture_streams_;  // per slot; slots sharing a stream share one
   std::vector<std::unique_ptr<entry>> entries_;
   std::uint64_t clock_ = 0;  // for least recently used

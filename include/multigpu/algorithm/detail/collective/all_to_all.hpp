@@ -111,7 +111,7 @@ void all_to_all(const device_group& group, const exchange_plan& plan, const std:
   std::vector<const void*> from(send.begin(), send.end());
   std::vector<void*> to(receive.begin(), receive.end());
   const auto moves = plan.moves(from, to, sizeof(T));
-  transfer::copy_between(detail::state_of(group), detail::state_of(group), moves);
+  transfer::copy_between(group, group, moves);
 }
 
 }  // namespace multigpu::detail

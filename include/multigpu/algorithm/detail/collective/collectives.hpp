@@ -19,7 +19,6 @@
 #include <multigpu/algorithm/detail/collective/partial_kernels.hpp>
 #include <multigpu/algorithm/detail/local/local_reduce.hpp>
 #include <multigpu/algorithm/future.hpp>
-#include <multigpu/core/capture.hpp>
 #include <multigpu/runtime/detail/executor.hpp>
 
 #include <mutex>
@@ -29,7 +28,7 @@ namespace multigpu::detail {
 /// The partials arena of a collective rooted at `root`, for `bytes`, by the group's merge route
 /// for `kind`: the root's device scratch or its pinned mapped host scratch. A device arena
 /// that grows is freed on the root's stream, so the root joins the arena's readers first.
-inline void* collective_arena(group_state& g, std::size_t root, std::size_t bytes, merge_kind kind) {
+inline void* collective_arena(group_resources& g, std::size_t root, std::size_t bytes, merge_kind kind) {
   slot_scratch& scratch = g.scratch().slot(root);
   if (g.merge(kind) != merge_route::device) return scratch.mapped_partials(bytes);
   g.join_readers(root);
@@ -43,7 +42,7 @@ class collective_call {
  public:
   template <class T>
   collective_call(const range_ref<T>& range, const slot_streams& streams)
-      : g_(detail::state_of(range.group())),
+      : g_(executor_of(range.group()).resources()),
         streams_(streams),
         pieces_(range.pieces),
         root_slot_(pieces_[0].slot),
@@ -121,7 +120,7 @@ class collective_call {
 
  private:
   std::vector<std::size_t>& readers() { return root_.readers(); }
-  group_state& g_;
+  group_resources& g_;
   slot_streams streams_;
   std::span<const piece> pieces_;
   std::size_t root_slot_;
@@ -158,14 +157,15 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
                         const P* front = nullptr, call_fingerprint* fingerprint = nullptr) {
   if (range.pieces.empty()) return future<T>(fallback);
   const device_group& group = range.group();
-  group_state& g = detail::state_of(group);
+  executor& exec = executor_of(group);
+  group_resources& g = exec.resources();
   const std::size_t k = range.pieces.size();
   const std::size_t root = range.pieces[0].slot;
   staging_pool::lease result = g.staging().acquire(sizeof(T));
   T* result_slot = result.template as<T>();
   {
     executor_lock lock(g.scratch());
-    const bool replayable = fingerprint != nullptr && g.executor().replays();
+    const bool replayable = fingerprint != nullptr && exec.replays();
     {
       device_guard guard(g.device(root));
       result.order_before(g.stream(root));
@@ -211,7 +211,7 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
       fingerprint_pieces(*fingerprint, range, op);
       fingerprint->add_all(fold_init, fold_has_init);
     }
-    g.executor().collective({&call_key<std::remove_cvref_t<ReducePiece>>, range.pieces,
+    exec.collective({&call_key<std::remove_cvref_t<ReducePiece>>, range.pieces,
                              replayable ? fingerprint : nullptr, &fold},
                             enqueue);
   }
@@ -269,11 +269,12 @@ void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, 
                  call_fingerprint* fingerprint = nullptr) {
   const std::size_t k = range.pieces.size();
   if (k == 0) return;
-  group_state& g = detail::state_of(range.group());
+  executor& exec = executor_of(range.group());
+  group_resources& g = exec.resources();
   // Also with one piece: the slot's scratch (CUB's temporary storage and its size cache) is
   // shared with every other call on the group.
   executor_lock lock(g.scratch());
-  const bool replayable = fingerprint != nullptr && g.executor().replays();
+  const bool replayable = fingerprint != nullptr && exec.replays();
   auto enqueue = [&](const slot_streams& streams) {
     if (k == 1)
       for_each_piece(range, streams,
@@ -282,7 +283,7 @@ void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, 
       scan_collective<T, P>(range, streams, op, reduce_piece, scan_piece);
   };
   if (replayable) fingerprint_pieces(*fingerprint, range, op);
-  g.executor().collective({&call_key<std::remove_cvref_t<ScanPiece>>, range.pieces,
+  exec.collective({&call_key<std::remove_cvref_t<ScanPiece>>, range.pieces,
                            replayable ? fingerprint : nullptr, nullptr},
                           enqueue);
 }

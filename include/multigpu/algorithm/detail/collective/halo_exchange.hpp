@@ -27,7 +27,7 @@ void halo_exchange(distributed_vector<T>& v) {
     T* target = m.to_left ? dst.data() - h.width : dst.data() + dst.size();
     moves.push_back({m.src_slot, src.data() + m.src_offset, m.dst_slot, target, m.count * sizeof(T)});
   }
-  transfer::copy_between(detail::state_of(v.group()), detail::state_of(v.group()), moves);
+  transfer::copy_between(v.group(), v.group(), moves);
 }
 
 }  // namespace multigpu::detail

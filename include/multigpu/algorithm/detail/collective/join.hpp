@@ -5,8 +5,8 @@
 // search's candidates and their counts, before the receivers read the senders' runs in
 // place, and before any slot overwrites its run again.
 
-#include <multigpu/core/device_guard.hpp>
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/detail/executor.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/runtime/device_group.hpp>
 
 #include <cstddef>
@@ -17,18 +17,7 @@ namespace multigpu::detail {
 
 /// Every one of `slots`' streams waits for the work enqueued so far on the others'.
 inline void join_streams(const device_group& group, std::span<const std::size_t> slots) {
-  if (slots.size() < 2) return;
-  group_state& g = state_of(group);
-  std::vector<event_pool::handle> at(slots.size());
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    device_guard guard(group.device(slots[i]));
-    at[i] = g.events().record(group.device(slots[i]), group.stream(slots[i]));
-  }
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    device_guard guard(group.device(slots[i]));
-    for (std::size_t j = 0; j < slots.size(); ++j)  // slots may share a user's stream
-      if (j != i && group.stream(slots[j]) != group.stream(slots[i])) at[j].order_before(group.stream(slots[i]));
-  }
+  executor_of(group).resources().join(slots);
 }
 
 /// A join that also happens when an error leaves the scope first: join() on the way that

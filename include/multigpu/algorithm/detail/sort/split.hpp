@@ -14,7 +14,7 @@
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/error.hpp>
 #include <multigpu/memory/staging_pool.hpp>
-#include <multigpu/runtime/detail/group_state.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/runtime/device_group.hpp>
 
 #include <algorithm>
@@ -94,7 +94,7 @@ template <class K, class Order>
 exchange_plan split_exactly(const device_group& group, const std::vector<K*>& run,
                             const std::vector<std::size_t>& sizes, const std::vector<std::size_t>& offsets,
                             const Order& order, std::size_t* rounds) {
-  group_state& g = state_of(group);
+  group_resources& g = executor_of(group).resources();
   const std::size_t k = group.size();
   std::vector<std::size_t> targets(offsets.begin() + 1, offsets.end());
   std::vector<std::size_t> filled;

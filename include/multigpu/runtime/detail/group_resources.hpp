@@ -1,17 +1,19 @@
 #pragma once
-// The shared state behind device_group. Internal: algorithms and transfers reach pools,
-// events and staging memory through it; users go through device_group.
+// What a device_group has, apart from how it runs calls: devices, streams, pools, events,
+// staging, the algorithms' scratch and the peer links. Internal: the container and transfer
+// layers use it directly; the algorithms get what they need from the executor
+// (runtime/detail/executor.hpp), which draws on it; users go through device_group.
 
 #include <multigpu/core/event_pool.hpp>
 #include <multigpu/core/stream.hpp>
 #include <multigpu/memory/device_pool.hpp>
 #include <multigpu/memory/staging_pool.hpp>
 #include <multigpu/runtime/detail/scratch.hpp>
-#include <multigpu/runtime/detail/executor.hpp>
 #include <multigpu/runtime/device_group.hpp>
 
 #include <memory>
 #include <mutex>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -38,16 +40,18 @@ class peer_holds {
   std::vector<std::pair<int, int>> pairs_;
 };
 
-class group_state {
+class group_resources {
  public:
-  group_state(std::vector<int> devices, group_options options);
-  ~group_state();
-  group_state(const group_state&) = delete;
-  group_state& operator=(const group_state&) = delete;
+  group_resources(std::vector<int> devices, group_options options);
+  ~group_resources();
+  group_resources(const group_resources&) = delete;
+  group_resources& operator=(const group_resources&) = delete;
 
   std::size_t size() const noexcept { return slot_devices_.size(); }
   int device(std::size_t slot) const { return slot_devices_.at(slot); }
   cudaStream_t stream(std::size_t slot) const { return raw_streams_.at(slot); }
+  /// Every slot's stream, by slot.
+  const std::vector<cudaStream_t>& streams() const noexcept { return raw_streams_; }
   const std::vector<int>& devices() const noexcept { return slot_devices_; }
   const group_options& options() const noexcept { return options_; }
   const peer_matrix& links() const noexcept { return links_; }
@@ -55,8 +59,6 @@ class group_state {
   device_pool& pool(std::size_t slot) const;
   device_pool& pool_of_device(int device) const;
   event_pool& events() noexcept { return events_; }
-  /// How calls run: the executor of the group's dispatch policy (runtime/detail/executor.hpp).
-  detail::executor& executor() noexcept { return *executor_; }
   /// The algorithms' persistent scratch per slot and the lock of collective calls
   /// (runtime/detail/scratch.hpp).
   group_scratch& scratch() noexcept { return *scratch_; }
@@ -73,6 +75,9 @@ class group_state {
   /// done before anything on the root's stream rewrites the arena, or frees it when it grows:
   /// the root's stream waits for them, and they are forgotten.
   void join_readers(std::size_t root);
+  /// Every one of `slots`' streams waits for the work enqueued so far on the others' (one
+  /// event recorded per slot; the host never waits).
+  void join(std::span<const std::size_t> slots);
   /// device_group::wait and device_group::record (slot already checked).
   void wait(cudaEvent_t event);
   void record(cudaEvent_t event, std::size_t slot);
@@ -98,13 +103,12 @@ class group_state {
   // Declaration order is teardown order reversed: staging blocks hold pooled events, and
   // both must go before the pools and streams.
   std::vector<multigpu::stream> streams_;
-  std::vector<cudaStream_t> raw_streams_;  // streams_ as the executor hands them out
+  std::vector<cudaStream_t> raw_streams_;  // streams_ as handed out
   event_pool events_;
   staging_pool staging_{events_};
   std::mutex stager_mutex_;
   std::shared_ptr<host_stager> stager_;
   std::unique_ptr<group_scratch> scratch_;  // released before the pools it draws on
-  std::unique_ptr<detail::executor> executor_;  // released before the scratch its graphs use
 };
 
 }  // namespace multigpu::detail
