@@ -75,6 +75,12 @@ TYPED_TEST(Scan, InclusiveAndExclusiveMatchTheReference) {
       mg::exclusive_scan(in, out, init);
       reference_scan(host, true, init, want, scale);
       EXPECT_TRUE(scans_match(mg::to_vector(out), want, scale));
+      // With an initial value (as std::inclusive_scan(first, last, out, op, init)).
+      mg::inclusive_scan(in, out, cuda::std::plus<>{}, init);
+      std::vector<T> with_init(host);
+      if (!with_init.empty()) with_init[0] = static_cast<T>(init + with_init[0]);
+      reference_scan(with_init, false, T{}, want, scale);
+      EXPECT_TRUE(scans_match(mg::to_vector(out), want, scale));
       // In place.
       mg::inclusive_scan(in, in);
       reference_scan(host, false, T{}, want, scale);
@@ -194,6 +200,10 @@ TEST(ScanOrder, NonCommutativeOperatorsScanInOrder) {
       mg::exclusive_scan(in, out, init, compose{});
       std::exclusive_scan(host.begin(), host.end(), want.begin(), init, compose{});
       EXPECT_TRUE(same_elements(mg::to_vector(out), want));
+      mg::inclusive_scan(in, out, compose{}, init);  // the init comes first
+      std::inclusive_scan(host.begin(), host.end(), want.begin(), compose{}, init);
+      EXPECT_TRUE(same_elements(mg::to_vector(out), want));
+      std::exclusive_scan(host.begin(), host.end(), want.begin(), init, compose{});
       mg::exclusive_scan(in, in, init, compose{});  // in place
       EXPECT_TRUE(same_elements(mg::to_vector(in), want));
     }

@@ -71,7 +71,7 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
   const auto pop = traits::lift(op);
 
   auto reduce_piece = [&](const piece_context& ctx, P* partial, bool first_piece) {
-    P start = (Exclusive && first_piece) ? traits::wrap(*init) : traits::empty();
+    P start = (init != nullptr && first_piece) ? traits::wrap(*init) : traits::empty();
     reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), identity_transform{}, pop, start,
                              partial);
   };
@@ -82,7 +82,7 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
     // large for its block's shared memory.
     if constexpr (small_scan_shape<T>::limit > 0) {
       if (ctx.count <= small_scan_shape<T>::limit) {
-        small_scan<Exclusive>(in, o, ctx.count, op, carry, Exclusive ? init : nullptr, ctx.stream);
+        small_scan<Exclusive>(in, o, ctx.count, op, carry, init, ctx.stream);
         return;
       }
     }
@@ -109,6 +109,10 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
       scan_with("cub::DeviceScan::InclusiveScan", [&](void* temp, std::size_t& bytes, auto n) {
         return inclusive_scan_with_carry(temp, bytes, in, o, op, const_cast<T*>(carry), n, ctx.stream);
       });
+    } else if (init) {
+      scan_with("cub::DeviceScan::InclusiveScanInit", [&](void* temp, std::size_t& bytes, auto n) {
+        return cub::DeviceScan::InclusiveScanInit(temp, bytes, in, o, op, *init, n, ctx.stream);
+      });
     } else {
       scan_with("cub::DeviceScan::InclusiveScan", [&](void* temp, std::size_t& bytes, auto n) {
         return cub::DeviceScan::InclusiveScan(temp, bytes, in, o, op, n, ctx.stream);
@@ -117,7 +121,7 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
   };
   call_fingerprint fingerprint;
   fingerprint.add(op);
-  if constexpr (Exclusive) fingerprint.add(*init);
+  if (init) fingerprint.add(*init);
   for (std::size_t i = 0; i < range.pieces.size(); ++i) fingerprint.add(result.data(i));
   scan_pieces<T, P>(range, pop, reduce_piece, scan_piece, &fingerprint);
   result.commit();
@@ -132,6 +136,13 @@ void inclusive_scan(In first, In last, segmented_iterator<T, false> out, Op op =
   detail::scan_range<false>("inclusive_scan", first, last, out, op, static_cast<const T*>(nullptr));
 }
 
+/// out[i] = init op x[0] op ... op x[i] (as std::inclusive_scan with an initial value).
+template <segmented_iterator_type In, class T, class Op>
+  requires std::same_as<typename In::value_type, T>
+void inclusive_scan(In first, In last, segmented_iterator<T, false> out, Op op, std::type_identity_t<T> init) {
+  detail::scan_range<false>("inclusive_scan", first, last, out, op, &init);
+}
+
 /// out[i] = init op x[0] op ... op x[i-1].
 template <segmented_iterator_type In, class T, class Op = cuda::std::plus<>>
   requires std::same_as<typename In::value_type, T>
@@ -143,6 +154,12 @@ template <class T, class Op = cuda::std::plus<>>
 void inclusive_scan(const distributed_vector<T>& in, distributed_vector<T>& out, Op op = {}) {
   detail::expect_same_length("inclusive_scan", in.size(), out.size());
   inclusive_scan(in.begin(), in.end(), out.begin(), op);
+}
+
+template <class T, class Op>
+void inclusive_scan(const distributed_vector<T>& in, distributed_vector<T>& out, Op op, std::type_identity_t<T> init) {
+  detail::expect_same_length("inclusive_scan", in.size(), out.size());
+  inclusive_scan(in.begin(), in.end(), out.begin(), op, init);
 }
 
 template <class T, class Op = cuda::std::plus<>>

@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(Shape::threads)
 }
 
 /// Scans n (0 < n <= small_scan_shape<T>::limit) elements on `stream` in one launch: see
-/// small_scan_kernel. `init` is read only for an exclusive scan without a carry.
+/// small_scan_kernel. `init` (may be null) is read only for a scan without a carry.
 template <bool Exclusive, class T, class Op>
 void small_scan(const T* in, T* out, std::size_t n, Op op, const T* carry, const T* init, cudaStream_t stream) {
   using shape = small_scan_shape<T>;
