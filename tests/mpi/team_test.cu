@@ -125,6 +125,20 @@ TEST(TeamVector, LayoutComesFromEveryRanksSize) {
   }
 }
 
+// iota rounds once, as the single-process one: value + T(global index), also on a rank whose
+// offset is past 2^24, where float(offset) + i and float(offset + i) differ.
+TEST(TeamVector, IotaOfFloatsRoundsOnce) {
+  mg::team t = world();
+  const std::size_t big = (std::size_t{1} << 24) + 3;  // every rank starts past 2^24 but rank 0
+  mg::team_vector<float> v(t, t.rank() == 0 ? big : 64);
+  mg::iota(v, 0.5f);
+  const std::vector<float> local = mg::to_vector(v.local());
+  for (std::size_t i = 0; i < local.size(); i += (i < 64 ? 1 : 4099)) {
+    const float want = 0.5f + static_cast<float>(v.offset() + i);
+    ASSERT_EQ(local[i], want) << "global index " << v.offset() + i;
+  }
+}
+
 TEST(TeamVector, LocalAlgorithmsAndToVector) {
   mg::team t = world();
   for (const layout& l : layouts())

@@ -4,19 +4,24 @@
 //
 // Every rank must call every collective team operation (constructing a team_vector, reduce,
 // scans, count, min/max_element, equal, to_vector, redistribute, exchange_halos) in the same
-// order with matching arguments. Each such call begins with a cheap check, an all_gather of
-// (sequence number, operation, element size, local validity): a rank that calls something
-// else gets comm_error on every rank instead of a hang or wrong data, and a precondition that
-// fails on one rank only (a too-small local segment for a halo, say) fails on all of them.
+// order with matching arguments. Every such call carries a stamp (sequence number, operation,
+// element size, whether the rank's local step succeeded) that every rank checks: a rank that
+// calls something else gets comm_error on every rank instead of a hang or wrong data, and a
+// precondition that fails on one rank only (a too-small local segment for a halo, say) fails
+// on all of them. Calls whose ranks exchange a small fixed-size result (reduce, scans, count,
+// min/max_element, equal) send the stamp in the same message as the result; the others send
+// it in an all_gather of their own before their data.
 //
 // Threads: a team's collective operations run one at a time, from one thread per rank (as
 // the communicator's calls do).
 
 #include <multigpu/comm/communicator.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 
 namespace multigpu {
 
@@ -48,9 +53,19 @@ class team {
   int size() const noexcept;
   communicator& comm() const noexcept;
 
-  /// Collective. Checks that every rank entered the same operation at the same point
-  /// (comm_error naming both calls otherwise) and returns the lowest rank whose `local_ok`
-  /// is false, or -1 when all are fine.
+  /// What a rank sends to say which collective it is entering: the team's next sequence
+  /// number, the operation, the element size and whether its local step succeeded.
+  using stamp_type = std::array<std::uint64_t, 4>;
+
+  /// Not collective: this rank's stamp for its next collective (advances the sequence).
+  stamp_type stamp(team_operation op, std::size_t element_size, bool local_ok = true) const;
+  /// Checks every rank's stamp (in rank order) against `mine` (comm_error naming both calls
+  /// when a rank entered another collective) and returns the lowest rank whose local step
+  /// failed, or -1 when all are fine.
+  int verify(const stamp_type& mine, std::span<const stamp_type> all) const;
+
+  /// Collective: stamp, all_gather of the stamps and verify, for operations whose data moves
+  /// in messages of other sizes.
   int enter(team_operation op, std::size_t element_size, bool local_ok = true) const;
 
   friend bool operator==(const team& a, const team& b) noexcept { return a.state_ == b.state_; }
@@ -61,6 +76,16 @@ class team {
 };
 
 namespace detail {
+/// The first message of every team collective, the same size for all of them (so that a rank
+/// that entered another collective is caught, not mismatched in size): the stamp and up to
+/// `capacity` bytes of the rank's result.
+struct team_message {
+  static constexpr std::size_t capacity = 64;
+  team::stamp_type stamp;
+  std::array<std::byte, capacity> value;
+  std::uint64_t has_value;
+};
+
 /// Binary team operations need both operands on one team: std::invalid_argument naming the
 /// operation when the communicators differ in size or the teams differ.
 void expect_same_team(const char* operation, const team& a, const team& b);

@@ -10,7 +10,8 @@
 //
 // Operators of reduce, scans and min/max_element run on the device (local step) and on the
 // host (combining ranks' partial results in rank order), so they must be
-// __host__ __device__; they need associativity, not commutativity.
+// __host__ __device__; they need associativity, not commutativity. Each of these sends one
+// small all_gather per call (the rank's partial and the collective's check together).
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/count.hpp>
@@ -80,20 +81,17 @@ T builtin_identity(reduce_op op) {
 }
 
 /// The reduction of a local vector's elements without an initial value, accumulated in Acc
-/// (none when empty).
+/// (none when empty): with the operator's identity as the initial value where the engine
+/// knows it, else starting from the first element.
 template <class Acc, class T, class Op>
 std::optional<Acc> local_partial(const distributed_vector<T>& v, Op op) {
   if (v.empty()) return std::nullopt;
-  return reduce(v.begin() + 1, v.end(), static_cast<Acc>(v.read(0)), op);
+  constexpr std::optional<reduce_op> builtin = builtin_reduce_op<Acc, Op>();
+  if constexpr (builtin.has_value())
+    return reduce(v, builtin_identity<Acc>(*builtin), op);
+  else
+    return reduce(v.begin() + 1, v.end(), static_cast<Acc>(v.read(0)), op);
 }
-
-/// x -> op(carry, x): folds the ranks before this one into a local inclusive scan.
-template <class T, class Op>
-struct prepend_carry {
-  T carry;
-  Op op;
-  __host__ __device__ T operator()(const T& x) const { return op(carry, x); }
-};
 
 template <class A, class B>
 void expect_same_layout(const char* algorithm, const team_vector<A>& a, const team_vector<B>& b) {
@@ -106,14 +104,13 @@ void expect_same_layout(const char* algorithm, const team_vector<A>& a, const te
 /// The first best element over the team; `better(x, y)` says x beats y.
 template <class T, class Better>
 std::optional<ranked_element<T>> team_best(team_operation op, const team_vector<T>& v, Better better) {
-  const std::optional<ranked_element<T>> mine =
-      run_collective(v.team(), op, sizeof(T), [&]() -> std::optional<ranked_element<T>> {
-        if (v.local().empty()) return std::nullopt;
-        // min_element by `better` is the first element nothing beats, in local order.
-        const std::size_t local = min_element(v.local(), better).index();
-        return ranked_element<T>{v.offset() + local, v.local().read(local)};
-      });
-  return first_best_in_rank_order<T>(all_gather_optional(v.team().comm(), mine), better);
+  const auto all = gather_collective<ranked_element<T>>(v.team(), op, sizeof(T), [&]() -> std::optional<ranked_element<T>> {
+    if (v.local().empty()) return std::nullopt;
+    // min_element by `better` is the first element nothing beats, in local order.
+    const std::size_t local = min_element(v.local(), better).index();
+    return ranked_element<T>{v.offset() + local, v.local().read(local)};
+  });
+  return first_best_in_rank_order<T>(all, better);
 }
 
 }  // namespace detail
@@ -125,10 +122,11 @@ void fill(team_vector<T>& v, const std::type_identity_t<T>& value) {
   fill(v.local(), value);
 }
 
-/// Global element i becomes value + i.
+/// Global element i becomes value + i, computed as value + T(i) (rounded once, as the
+/// single-process iota).
 template <class T>
 void iota(team_vector<T>& v, std::type_identity_t<T> value) {
-  iota(v.local(), static_cast<T>(value + static_cast<T>(v.offset())));
+  detail::iota_from(v.local().begin(), v.local().end(), value, v.offset());
 }
 
 template <class T, class F>
@@ -146,24 +144,15 @@ void transform(const team_vector<T>& in, team_vector<U>& out, F f) {
 // ---- Collective algorithms ----------------------------------------------------------------
 
 /// init op x0 op x1 ... in global order, on every rank, accumulated in Init (as std::reduce).
-/// Built-in operators on arithmetic types (see detail::builtin_reduce_op) combine ranks with
-/// the engine's all_reduce (floating point sums may then round differently); any other
-/// operator combines the ranks' partial results on the host in rank order, so it needs
-/// associativity, not commutativity.
+/// Each rank reduces its elements; one all_gather brings every rank's partial (with the
+/// collective's check, team.hpp), and every rank folds them in rank order, so the operator
+/// needs associativity, not commutativity, and every rank gets the same bits.
 template <class T, class Init, class Op = cuda::std::plus<>>
 Init reduce(const team_vector<T>& v, Init init, Op op = {}) {
-  constexpr std::optional<reduce_op> builtin = detail::builtin_reduce_op<Init, Op>();
-  if constexpr (builtin.has_value()) {
-    const Init partial = detail::run_collective(v.team(), team_operation::reduce, sizeof(Init), [&] {
-      return reduce(v.local(), detail::builtin_identity<Init>(*builtin), op);
-    });
-    return static_cast<Init>(op(init, v.team().comm().all_reduce(partial, *builtin)));
-  } else {
-    const std::optional<Init> partial = detail::run_collective(
-        v.team(), team_operation::reduce, sizeof(Init), [&] { return detail::local_partial<Init>(v.local(), op); });
-    const std::optional<Init> all = fold_in_rank_order<Init>(detail::all_gather_optional(v.team().comm(), partial), op);
-    return all ? static_cast<Init>(op(init, *all)) : init;
-  }
+  const auto partials = detail::gather_collective<Init>(v.team(), team_operation::reduce, sizeof(Init),
+                                                        [&] { return detail::local_partial<Init>(v.local(), op); });
+  const std::optional<Init> all = fold_in_rank_order<Init>(partials, op);
+  return all ? static_cast<Init>(op(init, *all)) : init;
 }
 
 template <class T>
@@ -172,39 +161,41 @@ T reduce(const team_vector<T>& v) {
 }
 
 /// out[i] = in[0] op ... op in[i] in global order. in and out on one team with one layout;
-/// they may be the same vector.
+/// they may be the same vector. Each rank reduces its elements (one read), one all_gather
+/// brings every rank's total, and each rank scans once with the fold of the ranks before it
+/// as the initial value (one read and one write): three passes over the data.
 template <class T, class Op = cuda::std::plus<>>
 void inclusive_scan(const team_vector<T>& in, team_vector<T>& out, Op op = {}) {
   detail::expect_same_layout("inclusive_scan", in, out);
-  // Local scan first: its last element is this rank's total.
-  const std::optional<T> total = detail::run_collective(in.team(), team_operation::inclusive_scan, sizeof(T),
-                                                        [&]() -> std::optional<T> {
-                                                          if (in.local().empty()) return std::nullopt;
-                                                          inclusive_scan(in.local(), out.local(), op);
-                                                          return out.local().read(out.local().size() - 1);
-                                                        });
-  const auto carries = rank_carries<T>(detail::all_gather_optional(in.team().comm(), total), op);
-  if (const std::optional<T>& carry = carries[static_cast<std::size_t>(in.rank())]; carry && !out.local().empty())
-    transform(out.local().begin(), out.local().end(), out.local().begin(), detail::prepend_carry<T, Op>{*carry, op});
+  const auto totals = detail::gather_collective<T>(in.team(), team_operation::inclusive_scan, sizeof(T),
+                                                   [&] { return detail::local_partial<T>(in.local(), op); });
+  if (in.local().empty()) return;
+  const std::optional<T> carry = rank_carries<T>(totals, op)[static_cast<std::size_t>(in.rank())];
+  if (carry)
+    inclusive_scan(in.local().begin(), in.local().end(), out.local().begin(), op, *carry);
+  else
+    inclusive_scan(in.local(), out.local(), op);
 }
 
 /// out[i] = init op in[0] op ... op in[i-1] in global order (out[0] = init).
 template <class T, class Op = cuda::std::plus<>>
 void exclusive_scan(const team_vector<T>& in, team_vector<T>& out, std::type_identity_t<T> init, Op op = {}) {
   detail::expect_same_layout("exclusive_scan", in, out);
-  const std::optional<T> total = detail::run_collective(in.team(), team_operation::exclusive_scan, sizeof(T),
-                                                        [&] { return detail::local_partial<T>(in.local(), op); });
-  const auto carries = rank_carries<T>(detail::all_gather_optional(in.team().comm(), total), op);
-  const std::optional<T>& carry = carries[static_cast<std::size_t>(in.rank())];
+  const auto totals = detail::gather_collective<T>(in.team(), team_operation::exclusive_scan, sizeof(T),
+                                                   [&] { return detail::local_partial<T>(in.local(), op); });
+  if (in.local().empty()) return;
+  const std::optional<T> carry = rank_carries<T>(totals, op)[static_cast<std::size_t>(in.rank())];
   exclusive_scan(in.local(), out.local(), carry ? op(init, *carry) : init, op);
 }
 
 template <class T, class Pred>
 std::size_t count_if(const team_vector<T>& v, Pred pred) {
-  const auto mine = detail::run_collective(v.team(), team_operation::count, sizeof(T), [&] {
-    return static_cast<std::uint64_t>(count_if(v.local(), pred));
+  const auto counts = detail::gather_collective<std::uint64_t>(v.team(), team_operation::count, sizeof(T), [&] {
+    return std::optional<std::uint64_t>(count_if(v.local(), pred));
   });
-  return static_cast<std::size_t>(v.team().comm().all_reduce(mine, reduce_op::sum));
+  std::size_t total = 0;
+  for (const auto& c : counts) total += static_cast<std::size_t>(*c);
+  return total;
 }
 
 template <class T>
@@ -258,9 +249,12 @@ bool equal(const team_vector<T>& a, const team_vector<T>& b) {
     redistribute(b, aligned);
     return equal(a, aligned);
   }
-  const int mine = detail::run_collective(a.team(), team_operation::equal, sizeof(T),
-                                          [&] { return equal(a.local(), b.local()) ? 1 : 0; });
-  return a.team().comm().all_reduce(mine, reduce_op::min) == 1;
+  const auto all = detail::gather_collective<std::uint8_t>(a.team(), team_operation::equal, sizeof(T), [&] {
+    return std::optional<std::uint8_t>(equal(a.local(), b.local()) ? 1 : 0);
+  });
+  for (const auto& e : all)
+    if (*e == 0) return false;
+  return true;
 }
 
 namespace detail {

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <bit>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -56,26 +57,61 @@ auto run_collective(const team& t, team_operation op, std::size_t element_size, 
   if constexpr (!std::is_void_v<result>) return std::move(*value);
 }
 
-/// Every rank's optional value, in rank order (one all_gather).
-template <class T>
-std::vector<std::optional<T>> all_gather_optional(communicator& comm, const std::optional<T>& mine) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  constexpr std::size_t bytes = sizeof(T) + 1;
-  std::array<std::byte, bytes> packed{};
-  if (mine) {
-    const auto raw = std::bit_cast<std::array<std::byte, sizeof(T)>>(*mine);
-    std::copy(raw.begin(), raw.end(), packed.begin());
-    packed[sizeof(T)] = std::byte{1};
+/// A collective team operation whose ranks exchange a small result of fixed size: runs this
+/// rank's local step (`local()` returns std::optional<R>), then one all_gather that carries
+/// each rank's stamp (team.hpp) and result together (a second one after the stamps for a
+/// result over team_message::capacity bytes), and returns every rank's result in rank order.
+/// A rank whose local step threw rethrows it; every other rank gets comm_error naming that
+/// rank; a rank that entered another collective gives comm_error on every rank.
+template <class R, class F>
+std::vector<std::optional<R>> gather_collective(const team& t, team_operation op, std::size_t element_size,
+                                                F&& local) {
+  static_assert(std::is_trivially_copyable_v<R>);
+  constexpr bool rides_along = sizeof(R) <= team_message::capacity;
+  std::exception_ptr failure;
+  std::optional<R> mine;
+  try {
+    mine = local();
+  } catch (...) {
+    failure = std::current_exception();
   }
-  std::vector<std::byte> all(bytes * static_cast<std::size_t>(comm.size()));
-  comm.all_gather_bytes(packed.data(), all.data(), bytes);
-  std::vector<std::optional<T>> values(static_cast<std::size_t>(comm.size()));
-  for (std::size_t r = 0; r < values.size(); ++r) {
-    const std::byte* p = all.data() + r * bytes;
-    if (p[sizeof(T)] == std::byte{0}) continue;
-    std::array<std::byte, sizeof(T)> raw;
-    std::copy(p, p + sizeof(T), raw.begin());
-    values[r] = std::bit_cast<T>(raw);
+  auto pack = [](const std::optional<R>& value, team_message& m) {
+    m.has_value = value.has_value() ? 1u : 0u;
+    if (value) std::memcpy(m.value.data(), &*value, sizeof(R));
+  };
+  const std::size_t ranks = static_cast<std::size_t>(t.size());
+  team_message out{t.stamp(op, element_size, failure == nullptr), {}, 0};
+  if constexpr (rides_along) pack(mine, out);
+  std::vector<team_message> all(ranks);
+  t.comm().all_gather_bytes(&out, all.data(), sizeof(team_message));
+  std::vector<team::stamp_type> stamps(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) stamps[r] = all[r].stamp;
+  const int failed = t.verify(out.stamp, stamps);
+  if (failure) std::rethrow_exception(failure);
+  if (failed >= 0)
+    throw comm_error(concat("multigpu: ", name_of(op), ": rank ", failed,
+                            " failed before the collective (its own exception says why); rank ", t.rank(),
+                            " stops too"));
+  std::vector<std::optional<R>> values(ranks);
+  using raw = std::array<std::byte, sizeof(R)>;
+  auto unpack = [](const std::byte* p) {
+    raw bytes;
+    std::memcpy(bytes.data(), p, sizeof(R));
+    return std::bit_cast<R>(bytes);
+  };
+  if constexpr (rides_along) {
+    for (std::size_t r = 0; r < ranks; ++r)
+      if (all[r].has_value) values[r] = unpack(all[r].value.data());
+  } else {
+    constexpr std::size_t bytes = sizeof(R) + 1;  // the value and whether there is one
+    std::vector<std::byte> box(bytes), boxes(bytes * ranks);
+    if (mine) {
+      std::memcpy(box.data(), &*mine, sizeof(R));
+      box[sizeof(R)] = std::byte{1};
+    }
+    t.comm().all_gather_bytes(box.data(), boxes.data(), bytes);
+    for (std::size_t r = 0; r < ranks; ++r)
+      if (boxes[r * bytes + sizeof(R)] == std::byte{1}) values[r] = unpack(boxes.data() + r * bytes);
   }
   return values;
 }
