@@ -7,8 +7,14 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -120,6 +126,97 @@ class mpi_communicator::staged {
   std::size_t out_bytes_ = 0;
 };
 
+/// Watches the blocking call in flight: a thread that wakes a few times per timeout and, when
+/// one call has run longer than the timeout, says which and ends the job (or, with ULFM,
+/// revokes the communicator, so that the call fails with comm_error on every rank). The
+/// calling thread only stores the call's name and start time.
+class mpi_communicator::watchdog {
+ public:
+  explicit watchdog(const mpi_communicator& comm)
+      : comm_(comm.comm_), rank_(comm.rank_), size_(comm.size_), thread_([this] { run(); }) {}
+  ~watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  watchdog(const watchdog&) = delete;
+  watchdog& operator=(const watchdog&) = delete;
+
+  void begin(const char* call, double timeout_s) noexcept {
+    call_.store(call, std::memory_order_relaxed);
+    const double ns = timeout_s * 1e9;
+    limit_ns_.store(ns < 9e18 ? static_cast<std::int64_t>(ns) : INT64_MAX, std::memory_order_relaxed);
+    started_.store(now_ns(), std::memory_order_release);
+  }
+  void end() noexcept { started_.store(0, std::memory_order_release); }
+
+ private:
+  static std::int64_t now_ns() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  void run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_) {
+      const std::int64_t started = started_.load(std::memory_order_acquire);
+      const std::int64_t limit = limit_ns_.load(std::memory_order_relaxed);
+      if (started != 0 && now_ns() - started > limit) expire(limit);
+      // A few looks per timeout: the job ends at most an eighth of it late.
+      const std::int64_t period = std::clamp<std::int64_t>(limit / 8, 1'000'000, 1'000'000'000);
+      wake_.wait_for(lock, std::chrono::nanoseconds(period), [&] { return stop_; });
+    }
+  }
+  void expire(std::int64_t limit) {
+    std::fprintf(stderr,
+                 "multigpu: %s on rank %d of %d has not returned after %.3g s: a peer died, hangs, or called "
+                 "another collective. MULTIGPU_COMM_TIMEOUT_S (or communicator::set_timeout) sets the limit. %s\n",
+                 call_.load(std::memory_order_relaxed), rank_, size_, static_cast<double>(limit) / 1e9,
+#if defined(OMPI_HAVE_MPI_EXT_FTMPI) || defined(MPIX_ERR_REVOKED)
+                 "Revoking the communicator: the call fails with comm_error on every rank.");
+    std::fflush(stderr);
+    started_.store(0, std::memory_order_release);
+    MPIX_Comm_revoke(comm_);
+#else
+                 "Ending the job (MPI_Abort).");
+    std::fflush(stderr);
+    MPI_Abort(comm_, 3);
+    std::abort();  // MPI_Abort does not return; if it did, the job must still end
+#endif
+  }
+
+  MPI_Comm comm_;
+  int rank_, size_;
+  std::atomic<const char*> call_{""};
+  std::atomic<std::int64_t> limit_ns_{INT64_MAX};
+  std::atomic<std::int64_t> started_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;  // last: it starts once the members above exist
+};
+
+/// One blocking call under the watchdog (none when waiting for ever).
+class mpi_communicator::watch {
+ public:
+  watch(mpi_communicator& comm, const char* call) {
+    if (comm.waits_forever()) return;
+    if (!comm.watchdog_) comm.watchdog_ = std::make_unique<watchdog>(comm);
+    dog_ = comm.watchdog_.get();
+    dog_->begin(call, comm.timeout().count());
+  }
+  ~watch() {
+    if (dog_) dog_->end();
+  }
+  watch(const watch&) = delete;
+  watch& operator=(const watch&) = delete;
+
+ private:
+  watchdog* dog_ = nullptr;
+};
+
 bool mpi_cuda_aware() noexcept {
 #if defined(MPIX_CUDA_AWARE_SUPPORT)
   return MPIX_Query_cuda_support() == 1;
@@ -136,12 +233,21 @@ mpi_communicator::mpi_communicator(MPI_Comm comm) {
   check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
   cuda_aware_ = mpi_cuda_aware();
+  if (const char* w = std::getenv("MULTIGPU_MPI_WAIT"); w != nullptr && std::strcmp(w, "polled") == 0)
+    waiting_ = mpi_wait::polled;
 }
 
 mpi_communicator::~mpi_communicator() {
+  watchdog_.reset();  // before the communicator it names goes
   int finalised = 0;
   MPI_Finalized(&finalised);
   if (!finalised && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void mpi_communicator::check_call(int code, const char* call) const {
+  if (code != MPI_SUCCESS)
+    throw comm_error(detail::concat("multigpu: ", call, " on rank ", rank_, " of ", size_,
+                                    " failed: ", mpi_error_string(code)));
 }
 
 void mpi_communicator::wait(MPI_Request* requests, int count, const char* call) {
@@ -176,8 +282,9 @@ void mpi_communicator::wait(MPI_Request* requests, int count, const char* call) 
 template <class Blocking, class Post>
 void mpi_communicator::complete(const char* call, const char* blocking_name, const char* post_name, Blocking blocking,
                                 Post post) {
-  if (waits_forever()) {
-    check(blocking(), blocking_name);
+  if (blocks()) {
+    const watch watched(*this, call);
+    check_call(blocking(), blocking_name);
     return;
   }
   MPI_Request request;
@@ -218,9 +325,31 @@ void mpi_communicator::send_recv_bytes(const void* send, std::size_t send_bytes,
   if (send_to != -1) check_peer("send_recv", send_to);
   if (recv_from != -1) check_peer("send_recv", recv_from);
   staged buffers(*this, stream);
-  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   MPI_Status status{};
   void* r = recv_from == -1 ? nullptr : buffers.out(recv, recv_bytes);
+  auto check_received = [&] {
+    int received = 0;
+    check(MPI_Get_count(&status, MPI_BYTE, &received), "MPI_Get_count");
+    if (static_cast<std::size_t>(received) != recv_bytes)
+      throw comm_error(detail::concat("multigpu: rank ", rank_, " expected ", recv_bytes, " bytes from rank ",
+                                      recv_from, " but got ", received));
+  };
+  if (blocks()) {
+    const watch watched(*this, "send_recv");
+    const void* sent = send_to == -1 ? nullptr : buffers.in(send, send_bytes);
+    if (send_to != -1 && recv_from != -1)
+      check_call(MPI_Sendrecv(sent, as_int(send_bytes, "send"), MPI_BYTE, send_to, message_tag, r,
+                              as_int(recv_bytes, "recv"), MPI_BYTE, recv_from, message_tag, comm_, &status),
+                 "MPI_Sendrecv");
+    else if (send_to != -1)
+      check_call(MPI_Send(sent, as_int(send_bytes, "send"), MPI_BYTE, send_to, message_tag, comm_), "MPI_Send");
+    else if (recv_from != -1)
+      check_call(MPI_Recv(r, as_int(recv_bytes, "recv"), MPI_BYTE, recv_from, message_tag, comm_, &status), "MPI_Recv");
+    if (recv_from != -1) check_received();
+    buffers.finish();
+    return;
+  }
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   if (recv_from != -1)
     check(MPI_Irecv(r, as_int(recv_bytes, "recv"), MPI_BYTE, recv_from, message_tag, comm_, &requests[0]), "MPI_Irecv");
   if (send_to != -1)
@@ -243,8 +372,7 @@ void mpi_communicator::send_recv_bytes(const void* send, std::size_t send_bytes,
     // Wait for the receive first, keeping its status to check the size.
     using clock = std::chrono::steady_clock;
     const auto until = deadline();
-    if (waits_forever()) check(MPI_Wait(&requests[0], &status), "MPI_Wait (recv)");
-    for (long polls = 0; !waits_forever(); ++polls) {
+    for (long polls = 0;; ++polls) {
       int done = 0;
       check(MPI_Test(&requests[0], &done, &status), "MPI_Test (recv)");
       if (done) break;
@@ -253,11 +381,7 @@ void mpi_communicator::send_recv_bytes(const void* send, std::size_t send_bytes,
                                         timeout().count(), " s: the peer failed or did not send"));
       if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
-    int received = 0;
-    check(MPI_Get_count(&status, MPI_BYTE, &received), "MPI_Get_count");
-    if (static_cast<std::size_t>(received) != recv_bytes)
-      throw comm_error(detail::concat("multigpu: rank ", rank_, " expected ", recv_bytes, " bytes from rank ",
-                                      recv_from, " but got ", received));
+    check_received();
   } catch (...) {
     finish_send_then_rethrow();
   }

@@ -133,7 +133,16 @@ TEST(MpiCommunicator, PrimitivesOnDeviceBuffers) {
   exercise(comm, true);
 }
 
-// communicator::forever: MPI's blocking calls instead of polled non-blocking ones.
+// The polled mode: MPI's non-blocking calls, polled.
+TEST(MpiCommunicator, PrimitivesPolled) {
+  mg::device_guard guard(test_device());
+  mg::mpi_communicator comm;
+  comm.set_waiting(mg::mpi_wait::polled);
+  exercise(comm, false);
+  exercise(comm, true);
+}
+
+// communicator::forever: MPI's blocking calls with nothing watching them.
 TEST(MpiCommunicator, PrimitivesWaitingForEver) {
   mg::device_guard guard(test_device());
   mg::mpi_communicator comm;
@@ -168,16 +177,20 @@ TEST(MpiCommunicator, BadArgumentsAreTypedErrors) {
   comm.barrier();
 }
 
-// A peer that never arrives: the waiting rank gets comm_error after its timeout, not a hang.
-TEST(MpiCommunicator, LatePeerTimesOut) {
+// A peer that never arrives, in the polled mode: the waiting rank gets comm_error after its
+// timeout, not a hang. (The default mode ends the job instead: mpi_watchdog_np2.)
+TEST(MpiCommunicator, LatePeerTimesOutWhenPolled) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
   mg::mpi_communicator comm;
+  EXPECT_EQ(comm.waiting(), mg::mpi_wait::watchdog);
   if (comm.rank() == 0) {
+    comm.set_waiting(mg::mpi_wait::polled);
     comm.set_timeout(std::chrono::milliseconds(300));
     const auto start = std::chrono::steady_clock::now();
     EXPECT_THROW(comm.barrier(), mg::comm_error);
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   } else {
+    comm.set_waiting(mg::mpi_wait::polled);  // a non-blocking barrier matches only another
     if (comm.rank() == 1) std::this_thread::sleep_for(std::chrono::seconds(2));
     comm.barrier();  // matches rank 0's abandoned barrier, which MPI completes in the background
   }

@@ -7,8 +7,8 @@
 // Buffers may be host or device memory; each engine moves them the way it can (MPI stages
 // device data through pinned host memory unless it is CUDA-aware, NCCL stages host data
 // through device memory). Every call starts after the work already enqueued on `stream` and
-// returns when its result is in place (blocking): MPI has no stream semantics, and waiting
-// here is where a dead peer is turned into a comm_error after timeout().
+// returns when its result is in place (blocking): MPI has no stream semantics. A peer that
+// does not arrive within timeout() ends the job or throws comm_error (see timeout()).
 //
 // Every rank of a communicator must make the same collective calls in the same order, with
 // matching sizes (as in MPI). team algorithms check this (see team.hpp).
@@ -91,15 +91,14 @@ class communicator {
   /// "in-process", "mpi" or "nccl".
   virtual const char* engine() const noexcept = 0;
 
-  /// How long a call waits for its peers before it gives up with comm_error (engines that
-  /// can poll: MPI and NCCL). The default is 300 s, or MULTIGPU_COMM_TIMEOUT_S seconds when
-  /// that variable is set. After a timeout the communicator is unusable: the pending
-  /// operation cannot be withdrawn; end the job (MPI_Abort).
+  /// How long a call waits for its peers. The default is 300 s, or MULTIGPU_COMM_TIMEOUT_S
+  /// seconds when that variable is set. What happens then depends on the engine: the MPI
+  /// communicator's watchdog ends the job with a message naming the stuck call (or throws
+  /// comm_error in its polled mode, mpi_communicator.hpp); NCCL aborts its communicator and
+  /// throws comm_error. After a timeout the communicator is unusable.
   ///
   /// `forever` (or MULTIGPU_COMM_TIMEOUT_S=inf) waits for ever: a dead peer is then a hang,
-  /// not an error, and the MPI communicator uses MPI's blocking calls instead of polling
-  /// non-blocking ones. They are faster where the MPI library's non-blocking collectives are
-  /// slower than its blocking ones, as Open MPI 4.1's are on host buffers (docs/scale-out.md).
+  /// not an error.
   static constexpr std::chrono::duration<double> forever{std::numeric_limits<double>::infinity()};
   std::chrono::duration<double> timeout() const noexcept { return timeout_; }
   /// std::invalid_argument unless t is positive (or `forever`).

@@ -7,13 +7,21 @@
 // to MPI directly; otherwise (Open MPI as Debian builds it) they are staged through pinned
 // host buffers, since a device pointer passed to such an MPI crashes it.
 //
-// Each call posts a non-blocking MPI operation and polls it until it completes or timeout()
-// passes; then it throws comm_error (a peer died or skipped the call). MPI cannot withdraw a
-// posted collective, so after a timeout the communicator, and usually the job, is unusable:
-// call MPI_Abort. With timeout() == communicator::forever the calls are MPI's blocking ones
-// (MPI_Allreduce, MPI_Allgather, MPI_Alltoallv, MPI_Barrier; point to point waits with
-// MPI_Wait): no timeout, and the speed of the MPI library's blocking collectives, which on
-// OpenMPI 4.1 with host buffers are 2 to 5 times faster than its non-blocking ones.
+// A peer that does not arrive (it died, hangs, or called something else), two ways
+// (mpi_wait):
+// - mpi_wait::watchdog (the default): every call is MPI's blocking one (MPI_Allreduce,
+//   MPI_Allgather, MPI_Alltoallv, MPI_Barrier, MPI_Sendrecv), at the MPI library's own speed.
+//   A watchdog thread, started at the first call, watches the call in flight; when one has
+//   not returned after timeout(), it prints which call on which rank it was waiting for and
+//   ends the job with MPI_Abort (as PyTorch's NCCL watchdog does). Where the MPI has the
+//   fault-tolerance extension (ULFM), it revokes the communicator instead, and the stuck call
+//   throws comm_error on every rank.
+// - mpi_wait::polled: each call posts MPI's non-blocking operation and polls it until it
+//   completes or timeout() passes, then throws comm_error. The job keeps running, but MPI
+//   cannot withdraw a posted collective, so the communicator is unusable afterwards; and the
+//   polling starves MPI's progress (Open MPI 4.1's non-blocking collectives on host buffers
+//   run 2 to 15 times slower than its blocking ones).
+// With timeout() == communicator::forever both use the blocking calls and nothing watches.
 
 #include <multigpu/comm/bootstrap.hpp>
 #include <multigpu/comm/communicator.hpp>
@@ -24,6 +32,14 @@
 #include <memory>
 
 namespace multigpu {
+
+/// How an mpi_communicator waits for its peers (see the top of this file).
+enum class mpi_wait {
+  /// Blocking calls; a watchdog aborts the job (or revokes, with ULFM) after timeout().
+  watchdog,
+  /// Non-blocking calls polled until timeout(), then comm_error.
+  polled,
+};
 
 class mpi_communicator final : public communicator {
  public:
@@ -39,6 +55,10 @@ class mpi_communicator final : public communicator {
   MPI_Comm native() const noexcept { return comm_; }
   /// True when device buffers go to MPI directly (MPIX_Query_cuda_support()).
   bool cuda_aware() const noexcept { return cuda_aware_; }
+  /// How calls wait for peers; mpi_wait::watchdog unless set (MULTIGPU_MPI_WAIT=polled also
+  /// sets it). Not while a call of this communicator runs.
+  mpi_wait waiting() const noexcept { return waiting_; }
+  void set_waiting(mpi_wait w) noexcept { waiting_ = w; }
 
   void all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream = nullptr) override;
   using communicator::all_reduce;
@@ -54,16 +74,26 @@ class mpi_communicator final : public communicator {
 
  private:
   class staged;
+  class watchdog;
+  class watch;
+  /// Polls until the requests complete or timeout() passes (mpi_wait::polled).
   void wait(MPI_Request* requests, int count, const char* call);
-  /// One collective: `blocking()` (MPI's blocking call, named `blocking_name`) when waiting for
-  /// ever, else `post(&request)` (its non-blocking form) polled by wait(). Both return MPI codes.
+  /// True when calls are MPI's blocking ones.
+  bool blocks() const noexcept { return waits_forever() || waiting_ == mpi_wait::watchdog; }
+  /// One collective: `blocking()` (MPI's blocking call, named `blocking_name`, watched unless
+  /// waiting for ever) when blocks(), else `post(&request)` (its non-blocking form) polled by
+  /// wait(). Both return MPI codes.
   template <class Blocking, class Post>
   void complete(const char* call, const char* blocking_name, const char* post_name, Blocking blocking, Post post);
+  /// Throws comm_error for a failed MPI call, naming the call, this rank and the team size.
+  void check_call(int code, const char* call) const;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
   bool cuda_aware_ = false;
+  mpi_wait waiting_ = mpi_wait::watchdog;
   pinned_buffer send_stage_, recv_stage_;
+  std::unique_ptr<watchdog> watchdog_;  // started at the first watched call
 };
 
 /// True when the linked MPI reports CUDA support at run time (MPIX_Query_cuda_support, an
