@@ -1,6 +1,7 @@
 // Scale-out costs under mpirun (docs/scale-out.md): the MPI communicator's all_reduce on host
-// buffers (against the raw MPI_Allreduce) and on (staged) device buffers, and team reduce /
-// inclusive_scan against Thrust on the same number of elements on one GPU, in one binary.
+// buffers (default and polled mode, against the raw MPI_Allreduce) and on (staged) device
+// buffers, and team reduce / inclusive_scan against the local distributed_vector call and
+// Thrust on the same number of elements on one GPU, in one binary.
 //   mpirun -np 4 build/benchmarks/bench_comm
 // Every rank runs every benchmark a fixed number of iterations (collectives must pair up);
 // rank 0 reports. Elements per rank: range(0); bytes per second count every rank's data.
@@ -41,12 +42,12 @@ void all_reduce_host(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
 }
 
-// The same call on a communicator that waits for ever: MPI's blocking MPI_Allreduce underneath.
-void all_reduce_host_forever(benchmark::State& state) {
-  mg::mpi_communicator blocking;  // every rank runs the same benchmarks in the same order
-  blocking.set_timeout(mg::communicator::forever);
+// The same call in the polled mode: MPI's non-blocking MPI_Iallreduce, polled.
+void all_reduce_host_polled(benchmark::State& state) {
+  mg::mpi_communicator polled;  // every rank runs the same benchmarks in the same order
+  polled.set_waiting(mg::mpi_wait::polled);
   std::vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
-  for (auto _ : state) blocking.all_reduce(data.data(), data.data(), data.size(), mg::reduce_op::sum);
+  for (auto _ : state) polled.all_reduce(data.data(), data.data(), data.size(), mg::reduce_op::sum);
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
 }
 
@@ -83,7 +84,27 @@ void team_inclusive_scan(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
 }
 
-// Baselines: Thrust on this rank's elements alone (no communication).
+// Baselines: the local distributed_vector call, and Thrust, on this rank's elements alone (no
+// communication).
+void local_reduce(benchmark::State& state) {
+  mg::distributed_vector<float> v(static_cast<std::size_t>(state.range(0)), mg::device_group({device()}));
+  mg::fill(v, 1.0f);
+  for (auto _ : state) benchmark::DoNotOptimize(mg::reduce(v));
+  world().comm().barrier();
+  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float));
+}
+
+void local_inclusive_scan(benchmark::State& state) {
+  mg::distributed_vector<float> v(static_cast<std::size_t>(state.range(0)), mg::device_group({device()}));
+  mg::fill(v, 1.0f);
+  for (auto _ : state) {
+    mg::inclusive_scan(v, v, cuda::maximum<>{});
+    v.group().synchronize();
+  }
+  world().comm().barrier();
+  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float));
+}
+
 void thrust_reduce(benchmark::State& state) {
   mg::device_guard guard(device());
   thrust::device_vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
@@ -115,12 +136,14 @@ void team_sizes(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK(all_reduce_host)->Apply(sizes);
-BENCHMARK(all_reduce_host_forever)->Apply(sizes);
+BENCHMARK(all_reduce_host_polled)->Apply(sizes);
 BENCHMARK(raw_mpi_all_reduce_host)->Apply(sizes);
 BENCHMARK(all_reduce_device)->Apply(sizes);
 BENCHMARK(team_reduce)->Apply(team_sizes);
+BENCHMARK(local_reduce)->Apply(team_sizes);
 BENCHMARK(thrust_reduce)->Apply(team_sizes);
 BENCHMARK(team_inclusive_scan)->Apply(team_sizes);
+BENCHMARK(local_inclusive_scan)->Apply(team_sizes);
 BENCHMARK(thrust_inclusive_scan)->Apply(team_sizes);
 
 namespace {
