@@ -127,13 +127,17 @@ class mpi_communicator::staged {
 };
 
 /// Watches the blocking call in flight: a thread that wakes a few times per timeout and, when
-/// one call has run longer than the timeout, says which and ends the job (or, with ULFM,
-/// revokes the communicator, so that the call fails with comm_error on every rank). The
-/// calling thread only stores the call's name and start time.
+/// one call has run past its deadline, says which and ends the job. The calling thread only
+/// stores the call's name and deadline. Calling MPI from this thread while the caller is
+/// inside MPI is allowed only under MPI_THREAD_MULTIPLE: then the job ends with MPI_Abort (or,
+/// with ULFM, the communicator is revoked first, so that the stuck call throws comm_error, and
+/// the job ends only if the call is still stuck one timeout later); below it, the process
+/// aborts and the launcher ends the job.
 class mpi_communicator::watchdog {
  public:
   explicit watchdog(const mpi_communicator& comm)
-      : comm_(comm.comm_), rank_(comm.rank_), size_(comm.size_), thread_([this] { run(); }) {}
+      : comm_(comm.comm_), rank_(comm.rank_), size_(comm.size_), may_call_mpi_(thread_multiple()),
+        thread_([this] { run(); }) {}
   ~watchdog() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -146,52 +150,71 @@ class mpi_communicator::watchdog {
   watchdog& operator=(const watchdog&) = delete;
 
   void begin(const char* call, double timeout_s) noexcept {
-    call_.store(call, std::memory_order_relaxed);
     const double ns = timeout_s * 1e9;
-    limit_ns_.store(ns < 9e18 ? static_cast<std::int64_t>(ns) : INT64_MAX, std::memory_order_relaxed);
-    started_.store(now_ns(), std::memory_order_release);
+    const std::int64_t limit = ns < 4e18 ? static_cast<std::int64_t>(ns) : std::int64_t{4'000'000'000'000'000'000};
+    call_.store(call, std::memory_order_relaxed);
+    limit_ns_.store(limit, std::memory_order_relaxed);
+    // One value decides: a call's deadline, never its start paired with another call's limit.
+    deadline_ns_.store(now_ns() + limit, std::memory_order_release);
   }
-  void end() noexcept { started_.store(0, std::memory_order_release); }
+  void end() noexcept { deadline_ns_.store(0, std::memory_order_release); }
 
  private:
   static std::int64_t now_ns() noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
   }
+  static bool thread_multiple() noexcept {
+    int level = MPI_THREAD_SINGLE;
+    return MPI_Query_thread(&level) == MPI_SUCCESS && level == MPI_THREAD_MULTIPLE;
+  }
   void run() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!stop_) {
-      const std::int64_t started = started_.load(std::memory_order_acquire);
-      const std::int64_t limit = limit_ns_.load(std::memory_order_relaxed);
-      if (started != 0 && now_ns() - started > limit) expire(limit);
+      const std::int64_t deadline = deadline_ns_.load(std::memory_order_acquire);
+      if (deadline != 0 && now_ns() > deadline) expire(deadline);
       // A few looks per timeout: the job ends at most an eighth of it late.
+      const std::int64_t limit = limit_ns_.load(std::memory_order_relaxed);
       const std::int64_t period = std::clamp<std::int64_t>(limit / 8, 1'000'000, 1'000'000'000);
       wake_.wait_for(lock, std::chrono::nanoseconds(period), [&] { return stop_; });
     }
   }
-  void expire(std::int64_t limit) {
+  void expire([[maybe_unused]] std::int64_t deadline) {
+    const char* call = call_.load(std::memory_order_relaxed);
+    const double limit_s = static_cast<double>(limit_ns_.load(std::memory_order_relaxed)) / 1e9;
+#if defined(OMPI_HAVE_MPI_EXT_FTMPI) || defined(MPIX_ERR_REVOKED)
+    if (may_call_mpi_ && !revoked_) {
+      std::fprintf(stderr,
+                   "multigpu: %s on rank %d of %d has not returned after %.3g s: a peer died, hangs, or called "
+                   "another collective. MULTIGPU_COMM_TIMEOUT_S (or communicator::set_timeout) sets the limit. "
+                   "Revoking the communicator: the call fails with comm_error on every rank.\n",
+                   call, rank_, size_, limit_s);
+      std::fflush(stderr);
+      revoked_ = true;
+      // The same call gets one more timeout to return; a new call keeps its own deadline.
+      std::int64_t expected = deadline;
+      deadline_ns_.compare_exchange_strong(expected, deadline + limit_ns_.load(std::memory_order_relaxed));
+      MPIX_Comm_revoke(comm_);
+      return;
+    }
+#endif
     std::fprintf(stderr,
                  "multigpu: %s on rank %d of %d has not returned after %.3g s: a peer died, hangs, or called "
-                 "another collective. MULTIGPU_COMM_TIMEOUT_S (or communicator::set_timeout) sets the limit. %s\n",
-                 call_.load(std::memory_order_relaxed), rank_, size_, static_cast<double>(limit) / 1e9,
-#if defined(OMPI_HAVE_MPI_EXT_FTMPI) || defined(MPIX_ERR_REVOKED)
-                 "Revoking the communicator: the call fails with comm_error on every rank.");
+                 "another collective. MULTIGPU_COMM_TIMEOUT_S (or communicator::set_timeout) sets the limit. "
+                 "Ending the job.\n",
+                 call, rank_, size_, revoked_ ? 2 * limit_s : limit_s);
     std::fflush(stderr);
-    started_.store(0, std::memory_order_release);
-    MPIX_Comm_revoke(comm_);
-#else
-                 "Ending the job (MPI_Abort).");
-    std::fflush(stderr);
-    MPI_Abort(comm_, 3);
-    std::abort();  // MPI_Abort does not return; if it did, the job must still end
-#endif
+    if (may_call_mpi_) MPI_Abort(comm_, 3);
+    std::abort();  // below MPI_THREAD_MULTIPLE (or if MPI_Abort returned): the launcher ends the job
   }
 
   MPI_Comm comm_;
   int rank_, size_;
+  bool may_call_mpi_;
+  bool revoked_ = false;
   std::atomic<const char*> call_{""};
-  std::atomic<std::int64_t> limit_ns_{INT64_MAX};
-  std::atomic<std::int64_t> started_{0};
+  std::atomic<std::int64_t> limit_ns_{1'000'000'000};
+  std::atomic<std::int64_t> deadline_ns_{0};
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;

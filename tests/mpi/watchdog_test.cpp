@@ -1,6 +1,7 @@
 // The default mpi_communicator (mpi_wait::watchdog) against a peer that does not arrive. Run
 // under mpirun -np 2: rank 0 enters a barrier with a 1 s timeout; rank 1 either stalls for
-// 30 s ("stall") or exits without finalising ("exit"). The job must end within seconds with a
+// 30 s ("stall", and "stall-multiple" with MPI at MPI_THREAD_MULTIPLE, where the watchdog
+// may call MPI_Abort itself) or exits without finalising ("exit"). The job must end within seconds with a
 // message naming the stuck call (the watchdog's) or the dead rank (mpirun's); the test's
 // pass condition is that message (tests/CMakeLists.txt). Needs no GPU.
 
@@ -15,8 +16,19 @@
 namespace mg = multigpu;
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   const bool exits = argc > 1 && std::strcmp(argv[1], "exit") == 0;
+  const bool multiple = argc > 1 && std::strcmp(argv[1], "stall-multiple") == 0;
+  if (multiple) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (provided != MPI_THREAD_MULTIPLE) {
+      std::printf("this MPI does not provide MPI_THREAD_MULTIPLE: skipped\n");
+      MPI_Finalize();
+      return 77;
+    }
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

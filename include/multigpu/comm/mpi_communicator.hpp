@@ -13,15 +13,19 @@
 //   MPI_Allgather, MPI_Alltoallv, MPI_Barrier, MPI_Sendrecv), at the MPI library's own speed.
 //   A watchdog thread, started at the first call, watches the call in flight; when one has
 //   not returned after timeout(), it prints which call on which rank it was waiting for and
-//   ends the job with MPI_Abort (as PyTorch's NCCL watchdog does). Where the MPI has the
-//   fault-tolerance extension (ULFM), it revokes the communicator instead, and the stuck call
-//   throws comm_error on every rank.
+//   ends the job (as PyTorch's NCCL watchdog does): with MPI_Abort when MPI runs at
+//   MPI_THREAD_MULTIPLE, else by aborting the process, which makes the launcher end the job.
+//   Under MPI_THREAD_MULTIPLE with the fault-tolerance extension (ULFM) it revokes the
+//   communicator first, so that the stuck call throws comm_error on every rank, and ends the
+//   job only if the call is still stuck one timeout later.
 // - mpi_wait::polled: each call posts MPI's non-blocking operation and polls it until it
 //   completes or timeout() passes, then throws comm_error. The job keeps running, but MPI
 //   cannot withdraw a posted collective, so the communicator is unusable afterwards; and the
 //   polling starves MPI's progress (Open MPI 4.1's non-blocking collectives on host buffers
 //   run 2 to 15 times slower than its blocking ones).
 // With timeout() == communicator::forever both use the blocking calls and nothing watches.
+// Every rank must use the same mode: MPI never matches a blocking collective with a
+// non-blocking one, so ranks in different modes hang (or time out) in their first collective.
 
 #include <multigpu/comm/bootstrap.hpp>
 #include <multigpu/comm/communicator.hpp>
@@ -56,7 +60,7 @@ class mpi_communicator final : public communicator {
   /// True when device buffers go to MPI directly (MPIX_Query_cuda_support()).
   bool cuda_aware() const noexcept { return cuda_aware_; }
   /// How calls wait for peers; mpi_wait::watchdog unless set (MULTIGPU_MPI_WAIT=polled also
-  /// sets it). Not while a call of this communicator runs.
+  /// sets it). The same on every rank; not while a call of this communicator runs.
   mpi_wait waiting() const noexcept { return waiting_; }
   void set_waiting(mpi_wait w) noexcept { waiting_ = w; }
 
