@@ -179,17 +179,19 @@ class mpi_communicator::watchdog {
       wake_.wait_for(lock, std::chrono::nanoseconds(period), [&] { return stop_; });
     }
   }
+  /// Says which call is stuck, for how long, and what happens next.
+  void report(double seconds, const char* next) const {
+    std::fprintf(stderr,
+                 "multigpu: %s on rank %d of %d has not returned after %.3g s: a peer died, hangs, or called "
+                 "another collective. MULTIGPU_COMM_TIMEOUT_S (or communicator::set_timeout) sets the limit. %s\n",
+                 call_.load(std::memory_order_relaxed), rank_, size_, seconds, next);
+    std::fflush(stderr);
+  }
   void expire([[maybe_unused]] std::int64_t deadline) {
-    const char* call = call_.load(std::memory_order_relaxed);
     const double limit_s = static_cast<double>(limit_ns_.load(std::memory_order_relaxed)) / 1e9;
 #if defined(OMPI_HAVE_MPI_EXT_FTMPI) || defined(MPIX_ERR_REVOKED)
     if (may_call_mpi_ && !revoked_) {
-      std::fprintf(stderr,
-                   "multigpu: %s on rank %d of %d has not returned after %.3g s: a peer died, hangs, or called "
-                   "another collective. MULTIGPU_COMM_TIMEOUT_S (or communicator::set_timeout) sets the limit. "
-                   "Revoking the communicator: the call fails with comm_error on every rank.\n",
-                   call, rank_, size_, limit_s);
-      std::fflush(stderr);
+      report(limit_s, "Revoking the communicator: the call fails with comm_error on every rank.");
       revoked_ = true;
       // The same call gets one more timeout to return; a new call keeps its own deadline.
       std::int64_t expected = deadline;
@@ -198,12 +200,7 @@ class mpi_communicator::watchdog {
       return;
     }
 #endif
-    std::fprintf(stderr,
-                 "multigpu: %s on rank %d of %d has not returned after %.3g s: a peer died, hangs, or called "
-                 "another collective. MULTIGPU_COMM_TIMEOUT_S (or communicator::set_timeout) sets the limit. "
-                 "Ending the job.\n",
-                 call, rank_, size_, revoked_ ? 2 * limit_s : limit_s);
-    std::fflush(stderr);
+    report(revoked_ ? 2 * limit_s : limit_s, "Ending the job.");
     if (may_call_mpi_) MPI_Abort(comm_, 3);
     std::abort();  // below MPI_THREAD_MULTIPLE (or if MPI_Abort returned): the launcher ends the job
   }
@@ -273,26 +270,18 @@ void mpi_communicator::check_call(int code, const char* call) const {
                                     " failed: ", mpi_error_string(code)));
 }
 
-void mpi_communicator::wait(MPI_Request* requests, int count, const char* call) {
-  if (waits_forever()) {
-    std::vector<MPI_Status> statuses(static_cast<std::size_t>(count));
-    int code = MPI_Waitall(count, requests, statuses.data());
-    if (code == MPI_ERR_IN_STATUS)  // the request's own error says more
-      for (const MPI_Status& s : statuses)
-        if (s.MPI_ERROR != MPI_SUCCESS) code = s.MPI_ERROR;
-    if (code != MPI_SUCCESS)
-      throw comm_error(detail::concat("multigpu: ", call, " on rank ", rank_, " of ", size_,
-                                      " failed: ", mpi_error_string(code)));
-    return;
-  }
+void mpi_communicator::wait(MPI_Request* requests, int count, const char* call, MPI_Status* statuses) {
   using clock = std::chrono::steady_clock;
   const auto until = deadline();
+  std::vector<MPI_Status> own(statuses == MPI_STATUSES_IGNORE ? static_cast<std::size_t>(count) : 0);
+  MPI_Status* status = statuses == MPI_STATUSES_IGNORE ? own.data() : statuses;
   for (long polls = 0;; ++polls) {
     int done = 0;
-    int code = MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE);
-    if (code != MPI_SUCCESS)
-      throw comm_error(detail::concat("multigpu: ", call, " on rank ", rank_, " of ", size_,
-                                      " failed: ", mpi_error_string(code)));
+    int code = MPI_Testall(count, requests, &done, status);
+    if (code == MPI_ERR_IN_STATUS)  // the request's own error says more
+      for (int i = 0; i < count; ++i)
+        if (status[i].MPI_ERROR != MPI_SUCCESS && status[i].MPI_ERROR != MPI_ERR_PENDING) code = status[i].MPI_ERROR;
+    check_call(code, call);
     if (done) return;
     if (clock::now() > until)
       throw comm_error(detail::concat("multigpu: ", call, " on rank ", rank_, " of ", size_, " timed out after ",
@@ -393,17 +382,7 @@ void mpi_communicator::send_recv_bytes(const void* send, std::size_t send_bytes,
   };
   if (recv_from != -1) try {
     // Wait for the receive first, keeping its status to check the size.
-    using clock = std::chrono::steady_clock;
-    const auto until = deadline();
-    for (long polls = 0;; ++polls) {
-      int done = 0;
-      check(MPI_Test(&requests[0], &done, &status), "MPI_Test (recv)");
-      if (done) break;
-      if (clock::now() > until)
-        throw comm_error(detail::concat("multigpu: recv from rank ", recv_from, " on rank ", rank_, " timed out after ",
-                                        timeout().count(), " s: the peer failed or did not send"));
-      if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
+    wait(&requests[0], 1, "recv", &status);
     check_received();
   } catch (...) {
     finish_send_then_rethrow();

@@ -42,33 +42,41 @@ int team::rank() const noexcept { return state_->comm->rank(); }
 int team::size() const noexcept { return state_->comm->size(); }
 communicator& team::comm() const noexcept { return *state_->comm; }
 
-team::stamp_type team::stamp(team_operation op, std::size_t element_size, bool local_ok) const {
-  return {state_->sequence++, static_cast<std::uint64_t>(op), element_size, local_ok ? 1u : 0u};
+detail::team_message team::message(team_operation op, std::size_t element_size, bool local_ok) const {
+  return {{state_->sequence++, static_cast<std::uint64_t>(op), element_size, local_ok ? 1u : 0u}, {}, 0};
 }
 
-int team::verify(const stamp_type& mine, std::span<const stamp_type> all) const {
-  const auto op = static_cast<team_operation>(mine[1]);
+int team::exchange(const detail::team_message& mine, std::span<detail::team_message> all) const {
+  MULTIGPU_EXPECTS(all.size() == static_cast<std::size_t>(size()),
+                   detail::concat("team::exchange: room for ", all.size(), " messages in a team of ", size()));
+  state_->comm->all_gather_bytes(&mine, all.data(), sizeof(mine));
+  const auto op = static_cast<team_operation>(mine.stamp[1]);
   for (std::size_t r = 0; r < all.size(); ++r) {
-    if (all[r][0] != mine[0] || all[r][1] != mine[1] || all[r][2] != mine[2]) {
+    const auto& theirs = all[r].stamp;
+    if (theirs[0] != mine.stamp[0] || theirs[1] != mine.stamp[1] || theirs[2] != mine.stamp[2]) {
       throw comm_error(detail::concat(
-          "multigpu: team collective mismatch: rank ", rank(), " called ", name_of(op), " (element size ", mine[2],
-          ") as collective #", mine[0], ", but rank ", r, " called ", name_of(static_cast<team_operation>(all[r][1])),
-          " (element size ", all[r][2], ") as collective #", all[r][0],
-          "; every rank must call the same team operations in the same order"));
+          "multigpu: team collective mismatch: rank ", rank(), " called ", name_of(op), " (element size ",
+          mine.stamp[2], ") as collective #", mine.stamp[0], ", but rank ", r, " called ",
+          name_of(static_cast<team_operation>(theirs[1])), " (element size ", theirs[2], ") as collective #",
+          theirs[0], "; every rank must call the same team operations in the same order"));
     }
   }
   for (std::size_t r = 0; r < all.size(); ++r)
-    if (all[r][3] == 0) return static_cast<int>(r);
+    if (all[r].stamp[3] == 0) return static_cast<int>(r);
   return -1;
 }
 
 int team::enter(team_operation op, std::size_t element_size, bool local_ok) const {
-  const detail::team_message mine{stamp(op, element_size, local_ok), {}, 0};
   std::vector<detail::team_message> all(static_cast<std::size_t>(size()));
-  state_->comm->all_gather_bytes(&mine, all.data(), sizeof(mine));
-  std::vector<stamp_type> stamps(all.size());
-  for (std::size_t r = 0; r < all.size(); ++r) stamps[r] = all[r].stamp;
-  return verify(mine.stamp, stamps);
+  return exchange(message(op, element_size, local_ok), all);
+}
+
+void detail::rethrow_entry(const team& t, team_operation op, const std::exception_ptr& failure, int failed) {
+  if (failure) std::rethrow_exception(failure);
+  if (failed >= 0)
+    throw comm_error(concat("multigpu: ", name_of(op), ": rank ", failed,
+                            " failed before the collective (its own exception says why); rank ", t.rank(),
+                            " stops too"));
 }
 
 namespace detail {

@@ -80,8 +80,9 @@ class mpi_communicator final : public communicator {
   class staged;
   class watchdog;
   class watch;
-  /// Polls until the requests complete or timeout() passes (mpi_wait::polled).
-  void wait(MPI_Request* requests, int count, const char* call);
+  /// Polls until the requests complete (their statuses into `statuses`, if wanted) or
+  /// timeout() passes (mpi_wait::polled).
+  void wait(MPI_Request* requests, int count, const char* call, MPI_Status* statuses = MPI_STATUSES_IGNORE);
   /// True when calls are MPI's blocking ones.
   bool blocks() const noexcept { return waits_forever() || waiting_ == mpi_wait::watchdog; }
   /// One collective: `blocking()` (MPI's blocking call, named `blocking_name`, watched unless

@@ -20,6 +20,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <span>
 
@@ -42,6 +43,19 @@ enum class team_operation : std::uint32_t {
 
 const char* name_of(team_operation op) noexcept;
 
+namespace detail {
+/// The first message of every team collective, the same size for all of them (so that a rank
+/// that entered another collective is caught, not mismatched in size): the stamp (the team's
+/// sequence number, the operation, the element size, whether the rank's local step
+/// succeeded) and up to `capacity` bytes of the rank's result.
+struct team_message {
+  static constexpr std::size_t capacity = 64;
+  std::array<std::uint64_t, 4> stamp;
+  std::array<std::byte, capacity> value;
+  std::uint64_t has_value;
+};
+}  // namespace detail
+
 class team {
  public:
   /// A team over `comm` (shared: the communicator lives as long as any copy of the team).
@@ -53,19 +67,15 @@ class team {
   int size() const noexcept;
   communicator& comm() const noexcept;
 
-  /// What a rank sends to say which collective it is entering: the team's next sequence
-  /// number, the operation, the element size and whether its local step succeeded.
-  using stamp_type = std::array<std::uint64_t, 4>;
-
-  /// Not collective: this rank's stamp for its next collective (advances the sequence).
-  stamp_type stamp(team_operation op, std::size_t element_size, bool local_ok = true) const;
-  /// Checks every rank's stamp (in rank order) against `mine` (comm_error naming both calls
-  /// when a rank entered another collective) and returns the lowest rank whose local step
-  /// failed, or -1 when all are fine.
-  int verify(const stamp_type& mine, std::span<const stamp_type> all) const;
-
-  /// Collective: stamp, all_gather of the stamps and verify, for operations whose data moves
-  /// in messages of other sizes.
+  /// This rank's first message for its next collective: the stamp (advancing the sequence),
+  /// no result.
+  detail::team_message message(team_operation op, std::size_t element_size, bool local_ok = true) const;
+  /// Collective: sends `mine` (from message()) and receives every rank's, in rank order, into
+  /// `all` (size() entries). comm_error naming both calls when a rank entered another
+  /// collective; otherwise the lowest rank whose local step failed, or -1 when all are fine.
+  int exchange(const detail::team_message& mine, std::span<detail::team_message> all) const;
+  /// Collective: exchange() of a message with no result, for operations whose data moves in
+  /// messages of other sizes.
   int enter(team_operation op, std::size_t element_size, bool local_ok = true) const;
 
   friend bool operator==(const team& a, const team& b) noexcept { return a.state_ == b.state_; }
@@ -76,15 +86,10 @@ class team {
 };
 
 namespace detail {
-/// The first message of every team collective, the same size for all of them (so that a rank
-/// that entered another collective is caught, not mismatched in size): the stamp and up to
-/// `capacity` bytes of the rank's result.
-struct team_message {
-  static constexpr std::size_t capacity = 64;
-  team::stamp_type stamp;
-  std::array<std::byte, capacity> value;
-  std::uint64_t has_value;
-};
+/// After exchange(): this rank's own failure rethrown, or comm_error naming the lowest rank
+/// whose local step failed (`failed`, -1 when none), so that nobody waits for a rank that
+/// already gave up.
+void rethrow_entry(const team& t, team_operation op, const std::exception_ptr& failure, int failed);
 
 /// Binary team operations need both operands on one team: std::invalid_argument naming the
 /// operation when the communicators differ in size or the teams differ.

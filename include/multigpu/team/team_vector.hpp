@@ -48,12 +48,7 @@ auto run_collective(const team& t, team_operation op, std::size_t element_size, 
       failure = std::current_exception();
     }
   }
-  const int failed = t.enter(op, element_size, failure == nullptr);
-  if (failure) std::rethrow_exception(failure);
-  if (failed >= 0)
-    throw comm_error(concat("multigpu: ", name_of(op), ": rank ", failed,
-                            " failed before the collective (its own exception says why); rank ", t.rank(),
-                            " stops too"));
+  rethrow_entry(t, op, failure, t.enter(op, element_size, failure == nullptr));
   if constexpr (!std::is_void_v<result>) return std::move(*value);
 }
 
@@ -75,23 +70,16 @@ std::vector<std::optional<R>> gather_collective(const team& t, team_operation op
   } catch (...) {
     failure = std::current_exception();
   }
-  auto pack = [](const std::optional<R>& value, team_message& m) {
-    m.has_value = value.has_value() ? 1u : 0u;
-    if (value) std::memcpy(m.value.data(), &*value, sizeof(R));
-  };
   const std::size_t ranks = static_cast<std::size_t>(t.size());
-  team_message out{t.stamp(op, element_size, failure == nullptr), {}, 0};
-  if constexpr (rides_along) pack(mine, out);
+  team_message out = t.message(op, element_size, failure == nullptr);
+  if constexpr (rides_along) {
+    if (mine) {
+      std::memcpy(out.value.data(), &*mine, sizeof(R));
+      out.has_value = 1;
+    }
+  }
   std::vector<team_message> all(ranks);
-  t.comm().all_gather_bytes(&out, all.data(), sizeof(team_message));
-  std::vector<team::stamp_type> stamps(ranks);
-  for (std::size_t r = 0; r < ranks; ++r) stamps[r] = all[r].stamp;
-  const int failed = t.verify(out.stamp, stamps);
-  if (failure) std::rethrow_exception(failure);
-  if (failed >= 0)
-    throw comm_error(concat("multigpu: ", name_of(op), ": rank ", failed,
-                            " failed before the collective (its own exception says why); rank ", t.rank(),
-                            " stops too"));
+  rethrow_entry(t, op, failure, t.exchange(out, all));
   std::vector<std::optional<R>> values(ranks);
   using raw = std::array<std::byte, sizeof(R)>;
   auto unpack = [](const std::byte* p) {

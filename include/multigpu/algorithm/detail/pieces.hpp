@@ -126,8 +126,7 @@ void for_each_piece(const range_ref<T>& reference, const slot_streams& streams, 
 template <class T, class Step>
 void for_each_piece(const range_ref<T>& reference, Step&& step) {
   if (reference.pieces.empty()) return;
-  executor& e = executor_of(reference.group());
-  e.for_each(reference.pieces, e.streams(), step);
+  for_each_piece(reference, executor_of(reference.group()).streams(), step);
 }
 
 /// Throws std::invalid_argument naming both lengths unless they are equal.

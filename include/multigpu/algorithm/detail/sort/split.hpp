@@ -14,6 +14,7 @@
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/error.hpp>
 #include <multigpu/memory/staging_pool.hpp>
+#include <multigpu/runtime/detail/executor.hpp>
 #include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/runtime/device_group.hpp>
 
