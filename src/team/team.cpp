@@ -22,6 +22,11 @@ const char* name_of(team_operation op) noexcept {
     case team_operation::to_vector: return "to_vector";
     case team_operation::redistribute: return "redistribute";
     case team_operation::exchange_halos: return "exchange_halos";
+    case team_operation::sort: return "sort";
+    case team_operation::sort_by_key: return "sort_by_key";
+    case team_operation::is_sorted: return "is_sorted";
+    case team_operation::lower_bound: return "lower_bound";
+    case team_operation::upper_bound: return "upper_bound";
   }
   return "an unknown operation";
 }
@@ -108,6 +113,109 @@ redistribution_plan plan_redistribution(const distribution& from, const distribu
   for (const piece& p : from.split(my_to, my_to + to.segment_size(rank))) {
     plan.recv_counts[p.slot] = p.count;
     plan.recv_displs[p.slot] = from.segment_offset(p.slot) + p.local_offset - my_to;
+  }
+  return plan;
+}
+
+split_search::split_search(const distribution& layout) {
+  const std::size_t ranks = layout.segment_count();
+  target_.resize(ranks + 1);
+  lo_.assign(ranks + 1, std::vector<std::size_t>(ranks, 0));
+  hi_.assign(ranks + 1, std::vector<std::size_t>(ranks, 0));
+  splits_.assign(ranks + 1, std::vector<std::size_t>(ranks, 0));
+  settled_.assign(ranks + 1, false);
+  for (std::size_t b = 0; b <= ranks; ++b) {
+    target_[b] = layout.segment_offset(b);
+    for (std::size_t r = 0; r < ranks; ++r) hi_[b][r] = layout.segment_size(r);
+  }
+  splits_[ranks] = hi_[ranks];
+  settled_[0] = settled_[ranks] = true;
+  for (std::size_t b = 1; b < ranks; ++b) settle_if_closed(b);
+}
+
+bool split_search::settled() const noexcept {
+  return std::all_of(settled_.begin(), settled_.end(), [](bool s) { return s; });
+}
+
+std::vector<std::size_t> split_search::open_boundaries() const {
+  std::vector<std::size_t> open;
+  for (std::size_t b = 0; b < settled_.size(); ++b)
+    if (!settled_[b]) open.push_back(b);
+  return open;
+}
+
+std::pair<std::size_t, std::size_t> split_search::range(std::size_t b, std::size_t r) const {
+  return {lo_.at(b).at(r), hi_.at(b).at(r)};
+}
+
+void split_search::settle_if_closed(std::size_t b) {
+  std::size_t low = 0, high = 0;
+  for (std::size_t r = 0; r < lo_[b].size(); ++r) {
+    low += lo_[b][r];
+    high += hi_[b][r];
+  }
+  if (low == target_[b] || high == target_[b]) {
+    splits_[b] = low == target_[b] ? lo_[b] : hi_[b];
+    settled_[b] = true;
+  }
+}
+
+void split_search::narrow(std::size_t b, std::span<const pivot_rank> counts) {
+  MULTIGPU_EXPECTS(b < settled_.size() && !settled_[b] && counts.size() == lo_[b].size(),
+                   detail::concat("split_search::narrow: boundary ", b, " is not open or the counts are for ",
+                                  counts.size(), " ranks"));
+  const std::size_t ranks = counts.size();
+  const std::size_t k = target_[b];
+  std::size_t below = 0, through = 0, open_before = 0, open_after = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    below += counts[r].below;
+    through += counts[r].through;
+    open_before += hi_[b][r] - lo_[b][r];
+  }
+  if (below < k && k <= through) {
+    // The boundary falls among the elements equal to the pivot: they go in rank order.
+    std::size_t need = k - below;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      const std::size_t take = std::min<std::size_t>(counts[r].through - counts[r].below, need);
+      splits_[b][r] = counts[r].below + take;
+      need -= take;
+    }
+    settled_[b] = true;
+    return;
+  }
+  for (std::size_t r = 0; r < ranks; ++r) {
+    if (below >= k)
+      hi_[b][r] = std::min<std::size_t>(hi_[b][r], counts[r].below);
+    else
+      lo_[b][r] = std::max<std::size_t>(lo_[b][r], counts[r].through);
+    lo_[b][r] = std::min(lo_[b][r], hi_[b][r]);
+    open_after += hi_[b][r] - lo_[b][r];
+  }
+  settle_if_closed(b);
+  // Every round shrinks the open ranges when the parts are sorted by a strict weak order; a
+  // round that does not (keys the comparator cannot order, such as NaN) would never end.
+  MULTIGPU_EXPECTS(settled_[b] || open_after < open_before,
+                   "sort: the ranks' parts did not split (is the comparator a strict weak order on these keys? NaN "
+                   "is not ordered by <)");
+}
+
+redistribution_plan plan_sorted_exchange(const split_table& splits, std::size_t rank) {
+  MULTIGPU_EXPECTS(splits.size() >= 2 && rank < splits.size() - 1,
+                   detail::concat("plan_sorted_exchange: rank ", rank, " of a table for ",
+                                  splits.empty() ? 0 : splits.size() - 1, " ranks"));
+  const std::size_t ranks = splits.size() - 1;
+  redistribution_plan plan;
+  plan.send_counts.resize(ranks);
+  plan.send_displs.resize(ranks);
+  plan.recv_counts.resize(ranks);
+  plan.recv_displs.resize(ranks);
+  std::size_t received = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    plan.send_displs[r] = splits[r][rank];
+    plan.send_counts[r] = splits[r + 1][rank] - splits[r][rank];
+    plan.recv_displs[r] = received;
+    plan.recv_counts[r] = splits[rank + 1][r] - splits[rank][r];
+    received += plan.recv_counts[r];
   }
   return plan;
 }

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
+#include <random>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -99,6 +101,110 @@ TEST(TeamPlan, RedistributionRejectsMismatchedLayouts) {
                std::invalid_argument);
   EXPECT_THROW(mg::plan_redistribution(distribution::from_sizes(three), distribution::from_sizes(other), 0),
                std::invalid_argument);
+}
+
+namespace {
+// The team sort's splitting rounds, run on the host over `parts` (each sorted): what every
+// rank would propose and count, then the sends the plans make. Returns the parts after the
+// exchange, each merged stably in rank order, as the team sort leaves them.
+template <class T, class Comp>
+std::vector<std::vector<std::pair<T, std::size_t>>> split_and_exchange(
+    const std::vector<std::vector<std::pair<T, std::size_t>>>& parts, Comp comp, std::size_t* rounds) {
+  const std::size_t ranks = parts.size();
+  std::vector<std::size_t> sizes;
+  for (const auto& p : parts) sizes.push_back(p.size());
+  const distribution layout = distribution::from_sizes(sizes);
+  auto key_less = [&](const std::pair<T, std::size_t>& a, const T& b) { return comp(a.first, b); };
+  auto key_less_r = [&](const T& a, const std::pair<T, std::size_t>& b) { return comp(a, b.first); };
+  mg::split_search search(layout);
+  *rounds = 0;
+  while (!search.settled()) {
+    ++*rounds;
+    for (std::size_t b : search.open_boundaries()) {
+      std::vector<mg::weighted_candidate<T>> c;
+      for (std::size_t r = 0; r < ranks; ++r) {
+        const auto [lo, hi] = search.range(b, r);
+        if (hi > lo) c.push_back({parts[r][lo + (hi - lo) / 2].first, hi - lo});
+      }
+      const T pivot = mg::weighted_median(std::span<mg::weighted_candidate<T>>(c), comp);
+      std::vector<mg::pivot_rank> counts(ranks);
+      for (std::size_t r = 0; r < ranks; ++r)
+        counts[r] = {static_cast<std::uint64_t>(std::lower_bound(parts[r].begin(), parts[r].end(), pivot, key_less) -
+                                                parts[r].begin()),
+                     static_cast<std::uint64_t>(std::upper_bound(parts[r].begin(), parts[r].end(), pivot, key_less_r) -
+                                                parts[r].begin())};
+      search.narrow(b, counts);
+    }
+  }
+  std::vector<std::vector<std::pair<T, std::size_t>>> out(ranks);
+  for (std::size_t me = 0; me < ranks; ++me) {
+    const mg::redistribution_plan plan = mg::plan_sorted_exchange(search.table(), me);
+    for (std::size_t src = 0; src < ranks; ++src) {
+      const mg::redistribution_plan theirs = mg::plan_sorted_exchange(search.table(), src);
+      EXPECT_EQ(theirs.send_counts[me], plan.recv_counts[src]);
+      const auto first = parts[src].begin() + static_cast<std::ptrdiff_t>(theirs.send_displs[me]);
+      out[me].insert(out[me].end(), first, first + static_cast<std::ptrdiff_t>(theirs.send_counts[me]));
+    }
+    std::stable_sort(out[me].begin(), out[me].end(),
+                     [&](const auto& a, const auto& b) { return comp(a.first, b.first); });
+  }
+  return out;
+}
+}  // namespace
+
+// Random parts (empty ones, duplicates-heavy keys, one big rank) over 1 to 9 ranks: after the
+// exchange every rank holds as many elements as before, and the concatenation is the stable
+// sort of the whole input (the second member is each element's global input position).
+TEST(TeamPlan, ExactSplitsGiveAStableSortAndKeepSizes) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::size_t ranks = 1 + trial % 9;
+    const int distinct = trial % 3 == 0 ? 2 : (trial % 3 == 1 ? 50 : 100000);
+    std::vector<std::vector<std::pair<int, std::size_t>>> parts(ranks);
+    std::vector<std::pair<int, std::size_t>> all;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      const std::size_t n = (rng() % 4 == 0) ? 0 : (r == 0 && trial % 5 == 0 ? 3000 : rng() % 200);
+      for (std::size_t i = 0; i < n; ++i) parts[r].push_back({static_cast<int>(rng() % distinct), all.size() + i});
+      all.insert(all.end(), parts[r].begin(), parts[r].end());
+      std::stable_sort(parts[r].begin(), parts[r].end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::size_t rounds = 0;
+    const auto out = split_and_exchange(parts, std::less<>{}, &rounds);
+    std::vector<std::pair<int, std::size_t>> joined;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      EXPECT_EQ(out[r].size(), parts[r].size()) << "trial " << trial << ", rank " << r;
+      joined.insert(joined.end(), out[r].begin(), out[r].end());
+    }
+    ASSERT_EQ(joined, all) << "trial " << trial;
+    EXPECT_LE(rounds, 64u) << "trial " << trial;
+  }
+}
+
+TEST(TeamPlan, SplitsByAComparatorOtherThanLess) {
+  std::vector<std::vector<std::pair<double, std::size_t>>> parts{
+      {{9, 0}, {5, 1}, {5, 2}, {1, 3}}, {}, {{7, 4}, {5, 5}}};
+  std::size_t rounds = 0;
+  const auto out = split_and_exchange(parts, std::greater<>{}, &rounds);
+  using e = std::pair<double, std::size_t>;
+  EXPECT_EQ(out[0], (std::vector<e>{{9, 0}, {7, 4}, {5, 1}, {5, 2}}));
+  EXPECT_TRUE(out[1].empty());
+  EXPECT_EQ(out[2], (std::vector<e>{{5, 5}, {1, 3}}));
+}
+
+TEST(TeamPlan, SplitsThatCannotShrinkAreReported) {
+  // Keys the comparator does not order (NaN under <): a pivot with nothing below it and
+  // nothing up to it on any rank leaves every range as it was, which would loop for ever.
+  mg::split_search search(distribution::from_sizes(std::vector<std::size_t>{2, 2}));
+  ASSERT_EQ(search.open_boundaries(), std::vector<std::size_t>{1});
+  const std::vector<mg::pivot_rank> nothing{{0, 0}, {0, 0}};
+  EXPECT_THROW(search.narrow(1, nothing), std::invalid_argument);
+}
+
+TEST(TeamPlan, SortedExchangePlanRejectsAnotherRank) {
+  mg::split_search search(distribution::from_sizes(std::vector<std::size_t>{1, 1}));
+  EXPECT_THROW(mg::plan_sorted_exchange(search.table(), 2), std::invalid_argument);
 }
 
 TEST(InProcessCommunicator, CollectivesOfOneRank) {

@@ -4,6 +4,7 @@
 // groups of one slot or two slots of one GPU (hybrid ranks x slots).
 
 #include "support.hpp"
+#include "team_support.hpp"
 
 #include <multigpu/comm.hpp>
 #include <multigpu/team/team_algorithms.hpp>
@@ -51,53 +52,6 @@ int value_int(std::size_t i) { return static_cast<int>((i * 7919u) % 1001u) - 50
 mat2 value_mat(std::size_t i) {
   auto k = static_cast<std::uint32_t>(i);
   return {k + 1, 2 * k + 3, k % 5, 7 + (k % 3)};
-}
-
-mg::team world() { return mg::team(std::make_shared<mg::mpi_communicator>()); }
-
-// Named layouts: each rank's local size as a function of (rank, ranks).
-struct layout {
-  const char* name;
-  std::function<std::size_t(int, int)> local_size;
-};
-const std::vector<layout>& layouts() {
-  static const std::vector<layout> all{
-      {"empty", [](int, int) { return std::size_t{0}; }},
-      {"one element on rank 0", [](int r, int) { return std::size_t(r == 0 ? 1 : 0); }},
-      {"one each", [](int, int) { return std::size_t{1}; }},
-      {"primes", [](int r, int) { const std::size_t p[] = {7, 13, 2, 31, 5}; return p[r % 5]; }},
-      {"gaps", [](int r, int) { return std::size_t(r % 2 == 1 ? 0 : 11 + 2 * r); }},
-      {"all on the last rank", [](int r, int n) { return std::size_t(r == n - 1 ? 1009 : 0); }},
-      {"large uneven", [](int r, int) { return std::size_t(40009 + 17 * r); }},
-  };
-  return all;
-}
-
-std::vector<mg::device_group> groups() {
-  const int d = test_device();
-  return {mg::device_group({d}), mg::device_group({d, d})};
-}
-
-std::string describe(const layout& l, const mg::device_group& g) {
-  return std::string(l.name) + ", " + std::to_string(g.size()) + " local slot(s), " + std::to_string(world_size()) +
-         " rank(s)";
-}
-
-// The vector of this layout on this team with value(i) at global index i.
-template <class T, class Value>
-mg::team_vector<T> make(const mg::team& t, const layout& l, const mg::device_group& g, Value value) {
-  mg::team_vector<T> v(t, l.local_size(t.rank(), t.size()), g);
-  std::vector<T> mine(v.local_size());
-  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = value(v.offset() + i);
-  v.local().upload(0, mine.data(), mine.size());
-  return v;
-}
-
-template <class T, class Value>
-std::vector<T> reference(std::size_t n, Value value) {
-  std::vector<T> all(n);
-  for (std::size_t i = 0; i < n; ++i) all[i] = value(i);
-  return all;
 }
 
 }  // namespace

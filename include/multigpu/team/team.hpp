@@ -3,14 +3,15 @@
 // shared handle, like device_group); two teams are equal when they are the same handle.
 //
 // Every rank must call every collective team operation (constructing a team_vector, reduce,
-// scans, count, min/max_element, equal, to_vector, redistribute, exchange_halos) in the same
-// order with matching arguments. Every such call carries a stamp (sequence number, operation,
-// element size, whether the rank's local step succeeded) that every rank checks: a rank that
-// calls something else gets comm_error on every rank instead of a hang or wrong data, and a
-// precondition that fails on one rank only (a too-small local segment for a halo, say) fails
-// on all of them. Calls whose ranks exchange a small fixed-size result (reduce, scans, count,
-// min/max_element, equal) send the stamp in the same message as the result; the others send
-// it in an all_gather of their own before their data.
+// scans, count, min/max_element, equal, to_vector, redistribute, exchange_halos, the sorts
+// and the searches) in the same order with matching arguments. Every such call carries a
+// stamp (sequence number, operation, element size, whether the rank's local step succeeded)
+// that every rank checks: a rank that calls something else gets comm_error on every rank
+// instead of a hang or wrong data, and a precondition that fails on one rank only (a
+// too-small local segment for a halo, say) fails on all of them. Calls whose ranks exchange
+// a small fixed-size result (reduce, scans, count, min/max_element, equal, is_sorted, the
+// bounds) send the stamp in the same message as the result; the others send it in an
+// all_gather of their own before their data.
 //
 // Threads: a team's collective operations run one at a time, from one thread per rank (as
 // the communicator's calls do).
@@ -39,6 +40,11 @@ enum class team_operation : std::uint32_t {
   to_vector,
   redistribute,
   exchange_halos,
+  sort,
+  sort_by_key,
+  is_sorted,
+  lower_bound,
+  upper_bound,
 };
 
 const char* name_of(team_operation op) noexcept;

@@ -1,0 +1,207 @@
+#pragma once
+// Sorting and searching over team_vectors: sort, stable_sort, sort_by_key, stable_sort_by_key,
+// is_sorted, lower_bound, upper_bound. Contains device code: include it (or
+// team_algorithms.hpp) from CUDA translation units.
+//
+// A team sort is a local step plus named collectives, like every team algorithm:
+//   1. each rank stably sorts its own elements (the single-process stable_sort);
+//   2. exact splitting: the ranks agree, for every rank boundary, how many of its sorted
+//      elements each rank sends to which rank, so that every rank ends with exactly as many
+//      elements as it started with (multi-sequence selection: rounds of one all_gather of
+//      candidate pivots and one all_gather of their local ranks, team_plan.hpp);
+//   3. one all_to_all_v through host memory moves the elements;
+//   4. each rank stably sorts what it received (runs arrive in rank order).
+// Every sort here is stable: equal keys keep their global input order.
+//
+// Comparators run on the device (local steps) and on the host (pivot choice, rank
+// boundaries), so they must be __host__ __device__ and a strict weak order.
+
+#include <multigpu/algorithm/detail/cuda_only.hpp>
+#include <multigpu/algorithm/sort.hpp>
+#include <multigpu/team/team_plan.hpp>
+#include <multigpu/team/team_vector.hpp>
+
+#include <cuda/std/functional>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+namespace multigpu {
+namespace detail {
+
+/// One rank's word in a splitting round, per unsettled boundary: a candidate pivot (the middle
+/// of its open range), or none when that range is empty.
+template <class T>
+struct split_candidate {
+  T value;
+  std::uint64_t has;
+};
+
+/// Exact splits of a team's locally sorted parts: which local positions of every rank bound
+/// the elements that go to each rank, so that rank r receives global sorted positions
+/// [layout.segment_offset(r), +segment_size(r)). Collective: every rank calls it at the same
+/// point with the same layout (the team_vector's) and its own sorted part.
+template <class T, class Comp>
+split_table team_exact_splits(const team& t, const distributed_vector<T>& sorted, const distribution& layout,
+                              Comp comp) {
+  static_assert(std::is_trivially_copyable_v<T>, "team sort moves elements as bytes");
+  const std::size_t ranks = static_cast<std::size_t>(t.size());
+  const std::size_t me = static_cast<std::size_t>(t.rank());
+  split_search search(layout);
+  while (!search.settled()) {
+    const std::vector<std::size_t> open = search.open_boundaries();
+    // Round, first half: every rank's candidate pivot for every open boundary.
+    std::vector<split_candidate<T>> mine(open.size()), all(open.size() * ranks);
+    for (std::size_t j = 0; j < open.size(); ++j) {
+      const auto [lo, hi] = search.range(open[j], me);
+      mine[j].has = hi > lo ? 1 : 0;
+      if (hi > lo) mine[j].value = sorted.read(lo + (hi - lo) / 2);
+    }
+    t.comm().all_gather_bytes(mine.data(), all.data(), mine.size() * sizeof(split_candidate<T>));
+    std::vector<T> pivots(open.size());
+    for (std::size_t j = 0; j < open.size(); ++j) {
+      std::vector<weighted_candidate<T>> c;
+      for (std::size_t r = 0; r < ranks; ++r) {
+        const split_candidate<T>& e = all[r * open.size() + j];
+        const auto [lo, hi] = search.range(open[j], r);
+        if (e.has) c.push_back({e.value, hi - lo});
+      }
+      pivots[j] = weighted_median(std::span<weighted_candidate<T>>(c), comp);
+    }
+    // Second half: every rank's count of elements before and up to each pivot.
+    std::vector<pivot_rank> counts(open.size()), all_counts(open.size() * ranks);
+    for (std::size_t j = 0; j < open.size(); ++j)
+      counts[j] = {bound_impl(sorted, pivots[j], comp, false), bound_impl(sorted, pivots[j], comp, true)};
+    t.comm().all_gather_bytes(counts.data(), all_counts.data(), counts.size() * sizeof(pivot_rank));
+    for (std::size_t j = 0; j < open.size(); ++j) {
+      std::vector<pivot_rank> column(ranks);
+      for (std::size_t r = 0; r < ranks; ++r) column[r] = all_counts[r * open.size() + j];
+      search.narrow(open[j], column);
+    }
+  }
+  return search.table();
+}
+
+/// Moves each rank's sorted `part` (and `values` along, when given) to the ranks the splits
+/// name, then stably sorts what arrived. `part` keeps its size.
+template <class K, class V, class Comp>
+void team_exchange_sorted(const team& t, const split_table& splits, distributed_vector<K>& keys,
+                          distributed_vector<V>* values, Comp comp) {
+  const std::size_t me = static_cast<std::size_t>(t.rank());
+  const redistribution_plan plan = plan_sorted_exchange(splits, me);
+  auto move = [&](auto& v) {
+    using T = typename std::remove_reference_t<decltype(v)>::value_type;
+    std::vector<T> send = to_vector(v), recv(v.size());
+    t.comm().all_to_all_v(send.data(), std::span<const std::size_t>(plan.send_counts),
+                          std::span<const std::size_t>(plan.send_displs), recv.data(),
+                          std::span<const std::size_t>(plan.recv_counts),
+                          std::span<const std::size_t>(plan.recv_displs));
+    v.upload(0, recv.data(), recv.size());
+  };
+  move(keys);
+  if (values) {
+    move(*values);
+    stable_sort_by_key(keys, *values, comp);
+  } else {
+    stable_sort(keys, comp);
+  }
+}
+
+}  // namespace detail
+
+/// Sorts v by comp across the team, keeping equal elements in their global input order; every
+/// rank keeps its element count. Collective.
+template <class T, class Comp = cuda::std::less<>>
+void stable_sort(team_vector<T>& v, Comp comp = {}) {
+  detail::run_collective(v.team(), team_operation::sort, sizeof(T), [&] { stable_sort(v.local(), comp); });
+  if (v.team().size() == 1) return;
+  const split_table splits = detail::team_exact_splits(v.team(), v.local(), v.layout(), comp);
+  detail::team_exchange_sorted<T, T>(v.team(), splits, v.local(), nullptr, comp);
+}
+
+/// As stable_sort (the team sort is always stable).
+template <class T, class Comp = cuda::std::less<>>
+void sort(team_vector<T>& v, Comp comp = {}) {
+  stable_sort(v, comp);
+}
+
+/// Sorts keys by comp across the team and moves values along; equal keys keep their global
+/// input order. keys and values on one team with one layout (std::invalid_argument otherwise).
+template <class K, class V, class Comp = cuda::std::less<>>
+void stable_sort_by_key(team_vector<K>& keys, team_vector<V>& values, Comp comp = {}) {
+  detail::expect_same_team("sort_by_key", keys.team(), values.team());
+  MULTIGPU_EXPECTS(keys.layout() == values.layout(),
+                   detail::concat("sort_by_key: keys and values are laid out differently over the ranks (sizes ",
+                                  keys.size(), " and ", values.size(), "); redistribute one first"));
+  detail::run_collective(keys.team(), team_operation::sort_by_key, sizeof(K),
+                         [&] { stable_sort_by_key(keys.local(), values.local(), comp); });
+  if (keys.team().size() == 1) return;
+  const split_table splits = detail::team_exact_splits(keys.team(), keys.local(), keys.layout(), comp);
+  detail::team_exchange_sorted<K, V>(keys.team(), splits, keys.local(), &values.local(), comp);
+}
+
+/// As stable_sort_by_key.
+template <class K, class V, class Comp = cuda::std::less<>>
+void sort_by_key(team_vector<K>& keys, team_vector<V>& values, Comp comp = {}) {
+  stable_sort_by_key(keys, values, comp);
+}
+
+namespace detail {
+/// A rank's view for team is_sorted: whether its part is sorted, and its first and last
+/// elements.
+template <class T>
+struct sorted_part {
+  T first, last;
+  std::uint8_t sorted;
+};
+}  // namespace detail
+
+/// True when no element comes before (by comp) the one ahead of it in global order. One
+/// all_gather of each rank's verdict and end elements.
+template <class T, class Comp = cuda::std::less<>>
+bool is_sorted(const team_vector<T>& v, Comp comp = {}) {
+  const auto parts = detail::gather_collective<detail::sorted_part<T>>(
+      v.team(), team_operation::is_sorted, sizeof(T), [&]() -> std::optional<detail::sorted_part<T>> {
+        if (v.local().empty()) return std::nullopt;
+        const bool sorted = is_sorted(v.local(), comp);
+        return detail::sorted_part<T>{v.local().read(0), v.local().read(v.local_size() - 1),
+                                      static_cast<std::uint8_t>(sorted ? 1 : 0)};
+      });
+  const detail::sorted_part<T>* previous = nullptr;
+  for (const auto& p : parts) {
+    if (!p) continue;
+    if (!p->sorted || (previous && comp(p->first, previous->last))) return false;
+    previous = &*p;
+  }
+  return true;
+}
+
+/// In a team vector sorted by comp: the global index of the first element that does not come
+/// before value, or size(). One all_gather of each rank's local bound.
+template <class T, class Comp = cuda::std::less<>>
+std::size_t lower_bound(const team_vector<T>& v, const std::type_identity_t<T>& value, Comp comp = {}) {
+  const auto counts = detail::gather_collective<std::uint64_t>(v.team(), team_operation::lower_bound, sizeof(T), [&] {
+    return std::optional<std::uint64_t>(detail::bound_impl(v.local(), value, comp, false));
+  });
+  std::size_t total = 0;
+  for (const auto& c : counts) total += static_cast<std::size_t>(*c);
+  return total;
+}
+
+/// In a team vector sorted by comp: the global index of the first element that value comes
+/// before, or size().
+template <class T, class Comp = cuda::std::less<>>
+std::size_t upper_bound(const team_vector<T>& v, const std::type_identity_t<T>& value, Comp comp = {}) {
+  const auto counts = detail::gather_collective<std::uint64_t>(v.team(), team_operation::upper_bound, sizeof(T), [&] {
+    return std::optional<std::uint64_t>(detail::bound_impl(v.local(), value, comp, true));
+  });
+  std::size_t total = 0;
+  for (const auto& c : counts) total += static_cast<std::size_t>(*c);
+  return total;
+}
+
+}  // namespace multigpu

@@ -1,0 +1,180 @@
+// Team sort and search under mpirun against std::stable_sort, std::lower_bound and
+// std::upper_bound of the whole global vector, which every rank builds for itself. Values
+// carry each key's global input position, so a wrong order of equal keys shows.
+
+#include "support.hpp"
+#include "team_support.hpp"
+
+#include <multigpu/team/team_algorithms.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace mg = multigpu;
+using namespace mg_test;
+
+namespace {
+
+int few_keys(std::size_t i) { return static_cast<int>((i * 37u) % 11u); }  // duplicates everywhere
+int many_keys(std::size_t i) { return static_cast<int>((i * 2654435761u) % 1000003u) - 500000; }
+float float_keys(std::size_t i) { return static_cast<float>(static_cast<int>((i * 7919u) % 201u) - 100) * 0.25f; }
+std::uint64_t position(std::size_t i) { return i; }
+
+// The stable order of [0, n) by the keys key(i) under comp.
+template <class Key, class Comp>
+std::vector<std::uint64_t> stable_order(std::size_t n, Key key, Comp comp) {
+  std::vector<std::uint64_t> order(n);
+  std::iota(order.begin(), order.end(), std::uint64_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::uint64_t a, std::uint64_t b) { return comp(key(a), key(b)); });
+  return order;
+}
+
+template <class T>
+std::vector<T> local_part(const mg::team_vector<T>& v) {
+  return mg::to_vector(v.local());
+}
+
+template <class Key, class Comp>
+void check_sort_by_key(const mg::team& t, const layout& l, const mg::device_group& g, Key key, Comp comp) {
+  using K = decltype(key(0));
+  auto keys = make<K>(t, l, g, key);
+  auto values = make<std::uint64_t>(t, l, g, position);
+  const std::size_t local_before = keys.local_size();
+  mg::sort_by_key(keys, values, comp);
+  EXPECT_EQ(keys.local_size(), local_before);
+  const std::vector<std::uint64_t> order = stable_order(keys.size(), key, comp);
+  std::vector<K> sorted(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) sorted[i] = key(order[i]);
+  EXPECT_EQ(mg::to_vector(keys), sorted);
+  EXPECT_EQ(mg::to_vector(values), order);  // equal keys in their input order
+  EXPECT_TRUE(mg::is_sorted(keys, comp));
+}
+
+}  // namespace
+
+TEST(TeamSort, SortByKeyIsStableAndKeepsEveryRanksSize) {
+  mg::team t = world();
+  for (const layout& l : layouts())
+    for (const mg::device_group& g : groups()) {
+      SCOPED_TRACE(describe(l, g));
+      check_sort_by_key(t, l, g, few_keys, cuda::std::less<>{});
+      check_sort_by_key(t, l, g, many_keys, cuda::std::less<>{});
+      check_sort_by_key(t, l, g, float_keys, cuda::std::greater<>{});
+    }
+}
+
+TEST(TeamSort, SortAndStableSortOfKeys) {
+  mg::team t = world();
+  for (const layout& l : layouts())
+    for (const mg::device_group& g : groups()) {
+      SCOPED_TRACE(describe(l, g));
+      auto v = make<int>(t, l, g, many_keys);
+      std::vector<int> host = reference<int>(v.size(), many_keys);
+      mg::sort(v);
+      std::sort(host.begin(), host.end());
+      EXPECT_EQ(mg::to_vector(v), host);
+      auto d = make<double>(t, l, g, [](std::size_t i) { return 1.0 / (1.0 + static_cast<double>(few_keys(i))); });
+      std::vector<double> host_d = mg::to_vector(d);
+      mg::stable_sort(d, cuda::std::greater<>{});
+      std::stable_sort(host_d.begin(), host_d.end(), cuda::std::greater<>{});
+      EXPECT_EQ(mg::to_vector(d), host_d);
+    }
+}
+
+TEST(TeamSort, IsSortedAndBounds) {
+  mg::team t = world();
+  for (const layout& l : layouts())
+    for (const mg::device_group& g : groups()) {
+      SCOPED_TRACE(describe(l, g));
+      auto v = make<int>(t, l, g, few_keys);
+      std::vector<int> host = reference<int>(v.size(), few_keys);
+      EXPECT_EQ(mg::is_sorted(v), std::is_sorted(host.begin(), host.end()));
+      mg::sort(v);
+      std::sort(host.begin(), host.end());
+      EXPECT_TRUE(mg::is_sorted(v));
+      for (int probe : {-1, 0, 3, 5, 10, 11}) {
+        EXPECT_EQ(mg::lower_bound(v, probe),
+                  static_cast<std::size_t>(std::lower_bound(host.begin(), host.end(), probe) - host.begin()))
+            << probe;
+        EXPECT_EQ(mg::upper_bound(v, probe),
+                  static_cast<std::size_t>(std::upper_bound(host.begin(), host.end(), probe) - host.begin()))
+            << probe;
+      }
+    }
+}
+
+// Every rank's part sorted on its own, but out of order across a rank boundary.
+TEST(TeamSort, IsSortedSeesRankBoundaries) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  mg::team t = world();
+  mg::team_vector<int> v(t, 3, groups()[0]);
+  const std::vector<int> mine{10 - 3 * t.rank(), 11 - 3 * t.rank(), 12 - 3 * t.rank()};  // 10 11 12 | 7 8 9 ...
+  v.local().upload(0, mine.data(), mine.size());
+  EXPECT_FALSE(mg::is_sorted(v));
+  mg::sort(v);
+  EXPECT_TRUE(mg::is_sorted(v));
+  EXPECT_EQ(mg::lower_bound(v, 10), static_cast<std::size_t>(3 * t.size() - 3));
+}
+
+// 2^24 keys per rank on up to two ranks (2^22 beyond): each rank checks its own part against
+// the stable sort of the whole input.
+TEST(TeamSort, LargeSortByKeyMatchesStableSort) {
+  mg::team t = world();
+  const std::size_t per_rank = world_size() <= 2 ? (std::size_t{1} << 24) : (std::size_t{1} << 22);
+  auto key = [](std::size_t i) { return static_cast<std::uint32_t>((i * 2654435761u) >> 12); };  // 2^20 distinct
+  auto keys = mg::team_vector<std::uint32_t>::block(t, per_rank * static_cast<std::size_t>(t.size()), groups()[0]);
+  auto values = mg::team_vector<std::uint64_t>::block(t, keys.size(), groups()[0]);
+  std::vector<std::uint32_t> k(keys.local_size());
+  std::vector<std::uint64_t> p(keys.local_size());
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    k[i] = key(keys.offset() + i);
+    p[i] = keys.offset() + i;
+  }
+  keys.local().upload(0, k.data(), k.size());
+  values.local().upload(0, p.data(), p.size());
+  mg::sort_by_key(keys, values);
+  const std::vector<std::uint64_t> order = stable_order(keys.size(), key, cuda::std::less<>{});
+  const auto first = order.begin() + static_cast<std::ptrdiff_t>(keys.offset());
+  EXPECT_TRUE(std::equal(first, first + static_cast<std::ptrdiff_t>(keys.local_size()), local_part(values).begin()));
+  const std::vector<std::uint32_t> got = local_part(keys);
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i] != key(order[keys.offset() + i])) {
+      ADD_FAILURE() << "key " << keys.offset() + i << " differs";
+      break;
+    }
+}
+
+TEST(TeamSort, KeysAndValuesLaidOutDifferentlyAreRejected) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  mg::team t = world();
+  auto keys = mg::team_vector<int>::block(t, 10, groups()[0]);
+  mg::team_vector<int> values(t, t.rank() == 0 ? 10 : 0, groups()[0]);
+  try {
+    mg::sort_by_key(keys, values);
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("laid out differently"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(mg::is_sorted(values));  // still in step
+}
+
+TEST(TeamSort, MismatchedCallsAreDetected) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  mg::team t = world();
+  auto v = mg::team_vector<int>::block(t, 100, groups()[0]);
+  mg::iota(v, 0);
+  try {
+    if (t.rank() == 0) mg::sort(v);
+    else (void)mg::is_sorted(v);
+    ADD_FAILURE() << "no mismatch reported";
+  } catch (const mg::comm_error& e) {
+    EXPECT_NE(std::string(e.what()).find("mismatch"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(mg::lower_bound(v, 50), 50u);
+}
