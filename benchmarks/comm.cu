@@ -1,12 +1,15 @@
 // Scale-out costs under mpirun (docs/scale-out.md): the MPI communicator's all_reduce on host
 // buffers (default and polled mode, against the raw MPI_Allreduce) and on (staged) device
-// buffers, and team reduce / inclusive_scan against the local distributed_vector call and
-// Thrust on the same number of elements on one GPU, in one binary.
+// buffers, and team reduce / inclusive_scan / sort against the local distributed_vector call
+// and Thrust on the same number of elements on one GPU, in one binary.
 //   mpirun -np 4 build/benchmarks/bench_comm
-// Every rank runs every benchmark a fixed number of iterations (collectives must pair up);
-// rank 0 reports. Elements per rank: range(0); bytes per second count every rank's data.
+// Every rank runs every benchmark a fixed number of iterations (collectives must pair up),
+// after one untimed call (first-call costs: pools, the watchdog thread, MPI's connections)
+// and a barrier, so that the ranks start together; rank 0 reports. Elements per rank:
+// range(0); bytes per second count every rank's data.
 
 #include <multigpu/comm.hpp>
+#include <multigpu/algorithm/copy.hpp>
 #include <multigpu/comm/mpi_communicator.hpp>
 #include <multigpu/team/team_algorithms.hpp>
 
@@ -16,6 +19,7 @@
 #include <thrust/execution_policy.h>
 #include <thrust/reduce.h>
 #include <thrust/scan.h>
+#include <thrust/sort.h>
 
 #include <cstdio>
 #include <memory>
@@ -25,7 +29,7 @@ namespace mg = multigpu;
 
 namespace {
 
-constexpr int iterations = 20;
+constexpr int iterations = 50;
 
 mg::team& world() {
   static mg::team t(std::make_shared<mg::mpi_communicator>());
@@ -36,8 +40,16 @@ int device() {
   return d;
 }
 
+// One untimed call, then every rank leaves a barrier together.
+template <class F>
+void warm_up(F&& call) {
+  call();
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 void all_reduce_host(benchmark::State& state) {
   std::vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
+  warm_up([&] { world().comm().all_reduce(data.data(), data.data(), data.size(), mg::reduce_op::sum); });
   for (auto _ : state) world().comm().all_reduce(data.data(), data.data(), data.size(), mg::reduce_op::sum);
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
 }
@@ -47,6 +59,7 @@ void all_reduce_host_polled(benchmark::State& state) {
   mg::mpi_communicator polled;  // every rank runs the same benchmarks in the same order
   polled.set_waiting(mg::mpi_wait::polled);
   std::vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
+  warm_up([&] { polled.all_reduce(data.data(), data.data(), data.size(), mg::reduce_op::sum); });
   for (auto _ : state) polled.all_reduce(data.data(), data.data(), data.size(), mg::reduce_op::sum);
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
 }
@@ -54,6 +67,9 @@ void all_reduce_host_polled(benchmark::State& state) {
 // Baseline of the communicator's call: the raw MPI_Allreduce on the same host buffer.
 void raw_mpi_all_reduce_host(benchmark::State& state) {
   std::vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
+  warm_up([&] {
+    MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  });
   for (auto _ : state) {
     const int status = MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_FLOAT, MPI_SUM,
                                      MPI_COMM_WORLD);
@@ -66,6 +82,7 @@ void all_reduce_device(benchmark::State& state) {
   mg::device_guard guard(device());
   thrust::device_vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
   float* p = thrust::raw_pointer_cast(data.data());
+  warm_up([&] { world().comm().all_reduce(p, p, data.size(), mg::reduce_op::sum); });
   for (auto _ : state) world().comm().all_reduce(p, p, data.size(), mg::reduce_op::sum);
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
 }
@@ -73,6 +90,7 @@ void all_reduce_device(benchmark::State& state) {
 void team_reduce(benchmark::State& state) {
   mg::team_vector<float> v(world(), static_cast<std::size_t>(state.range(0)), mg::device_group({device()}));
   mg::fill(v, 1.0f);
+  warm_up([&] { benchmark::DoNotOptimize(mg::reduce(v)); });
   for (auto _ : state) benchmark::DoNotOptimize(mg::reduce(v));
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
 }
@@ -80,6 +98,7 @@ void team_reduce(benchmark::State& state) {
 void team_inclusive_scan(benchmark::State& state) {
   mg::team_vector<float> v(world(), static_cast<std::size_t>(state.range(0)), mg::device_group({device()}));
   mg::fill(v, 1.0f);
+  warm_up([&] { mg::inclusive_scan(v, v, cuda::maximum<>{}); });
   for (auto _ : state) mg::inclusive_scan(v, v, cuda::maximum<>{});
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
 }
@@ -89,6 +108,7 @@ void team_inclusive_scan(benchmark::State& state) {
 void local_reduce(benchmark::State& state) {
   mg::distributed_vector<float> v(static_cast<std::size_t>(state.range(0)), mg::device_group({device()}));
   mg::fill(v, 1.0f);
+  warm_up([&] { benchmark::DoNotOptimize(mg::reduce(v)); });
   for (auto _ : state) benchmark::DoNotOptimize(mg::reduce(v));
   world().comm().barrier();
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float));
@@ -97,6 +117,10 @@ void local_reduce(benchmark::State& state) {
 void local_inclusive_scan(benchmark::State& state) {
   mg::distributed_vector<float> v(static_cast<std::size_t>(state.range(0)), mg::device_group({device()}));
   mg::fill(v, 1.0f);
+  warm_up([&] {
+    mg::inclusive_scan(v, v, cuda::maximum<>{});
+    v.group().synchronize();
+  });
   for (auto _ : state) {
     mg::inclusive_scan(v, v, cuda::maximum<>{});
     v.group().synchronize();
@@ -108,6 +132,7 @@ void local_inclusive_scan(benchmark::State& state) {
 void thrust_reduce(benchmark::State& state) {
   mg::device_guard guard(device());
   thrust::device_vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
+  warm_up([&] { benchmark::DoNotOptimize(thrust::reduce(thrust::device, data.begin(), data.end())); });
   for (auto _ : state) benchmark::DoNotOptimize(thrust::reduce(thrust::device, data.begin(), data.end()));
   world().comm().barrier();
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float));
@@ -116,10 +141,70 @@ void thrust_reduce(benchmark::State& state) {
 void thrust_inclusive_scan(benchmark::State& state) {
   mg::device_guard guard(device());
   thrust::device_vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
+  warm_up([&] {
+    thrust::inclusive_scan(thrust::device, data.begin(), data.end(), data.begin(), cuda::maximum<>{});
+    cudaDeviceSynchronize();
+  });
   for (auto _ : state) {
     thrust::inclusive_scan(thrust::device, data.begin(), data.end(), data.begin(), cuda::maximum<>{});
     cudaDeviceSynchronize();
   }
+  world().comm().barrier();
+  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float));
+}
+
+// Sorts of the same keys every iteration (a copy of unsorted keys, then the sort): team sort
+// (local sort, exact splitting, one all_to_all_v through host memory, local sort) against the
+// local distributed_vector sort and thrust::sort of one rank's keys.
+std::vector<float> unsorted_keys(std::size_t n, std::size_t offset) {
+  std::vector<float> keys(n);
+  for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<float>(((offset + i) * 2654435761u) % 1000003u);
+  return keys;
+}
+
+void team_sort(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  mg::team_vector<float> v(world(), n, mg::device_group({device()}));
+  mg::team_vector<float> keys(world(), n, mg::device_group({device()}));
+  const std::vector<float> host = unsorted_keys(n, v.offset());
+  keys.local().upload(0, host.data(), n);
+  auto call = [&] {
+    mg::copy(keys.local(), v.local());
+    mg::sort(v);
+  };
+  warm_up(call);
+  for (auto _ : state) call();
+  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
+}
+
+void local_sort(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  mg::distributed_vector<float> v(n, mg::device_group({device()}));
+  mg::distributed_vector<float> keys(n, mg::device_group({device()}));
+  const std::vector<float> host = unsorted_keys(n, 0);
+  keys.upload(0, host.data(), n);
+  auto call = [&] {
+    mg::copy(keys, v);
+    mg::sort(v);
+    v.group().synchronize();
+  };
+  warm_up(call);
+  for (auto _ : state) call();
+  world().comm().barrier();
+  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float));
+}
+
+void thrust_sort(benchmark::State& state) {
+  mg::device_guard guard(device());
+  const std::vector<float> host = unsorted_keys(static_cast<std::size_t>(state.range(0)), 0);
+  thrust::device_vector<float> keys(host.begin(), host.end()), data(host.size());
+  auto call = [&] {
+    thrust::copy(thrust::device, keys.begin(), keys.end(), data.begin());
+    thrust::sort(thrust::device, data.begin(), data.end());
+    cudaDeviceSynchronize();
+  };
+  warm_up(call);
+  for (auto _ : state) call();
   world().comm().barrier();
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float));
 }
@@ -131,6 +216,10 @@ void sizes(benchmark::internal::Benchmark* b) {
 // Team algorithms move one partial per rank: up to 2^28 elements per rank.
 void team_sizes(benchmark::internal::Benchmark* b) {
   b->Iterations(iterations)->Unit(benchmark::kMicrosecond)->Arg(1 << 10)->Arg(1 << 16)->Arg(1 << 24)->Arg(1 << 28);
+}
+// Team sorts move every element through host memory: up to 2^24 elements per rank.
+void sort_sizes(benchmark::internal::Benchmark* b) {
+  b->Iterations(10)->Unit(benchmark::kMicrosecond)->Arg(1 << 16)->Arg(1 << 20)->Arg(1 << 24);
 }
 
 }  // namespace
@@ -145,6 +234,9 @@ BENCHMARK(thrust_reduce)->Apply(team_sizes);
 BENCHMARK(team_inclusive_scan)->Apply(team_sizes);
 BENCHMARK(local_inclusive_scan)->Apply(team_sizes);
 BENCHMARK(thrust_inclusive_scan)->Apply(team_sizes);
+BENCHMARK(team_sort)->Apply(sort_sizes);
+BENCHMARK(local_sort)->Apply(sort_sizes);
+BENCHMARK(thrust_sort)->Apply(sort_sizes);
 
 namespace {
 class silent_reporter : public benchmark::BenchmarkReporter {
