@@ -27,6 +27,8 @@ const char* name_of(team_operation op) noexcept {
     case team_operation::is_sorted: return "is_sorted";
     case team_operation::lower_bound: return "lower_bound";
     case team_operation::upper_bound: return "upper_bound";
+    case team_operation::gather: return "gather";
+    case team_operation::scatter: return "scatter";
   }
   return "an unknown operation";
 }
@@ -218,6 +220,28 @@ redistribution_plan plan_sorted_exchange(const split_table& splits, std::size_t 
     received += plan.recv_counts[r];
   }
   return plan;
+}
+
+index_routes plan_index_routes(std::span<const std::uint64_t> global, const distribution& owners) {
+  const std::size_t ranks = owners.segment_count();
+  index_routes routes;
+  routes.send_counts.assign(ranks, 0);
+  routes.send_displs.assign(ranks, 0);
+  std::vector<distribution::location> where(global.size());
+  for (std::size_t i = 0; i < global.size(); ++i) {
+    where[i] = owners.locate(static_cast<std::size_t>(global[i]));
+    ++routes.send_counts[where[i].segment];
+  }
+  for (std::size_t r = 1; r < ranks; ++r) routes.send_displs[r] = routes.send_displs[r - 1] + routes.send_counts[r - 1];
+  routes.local_index.resize(global.size());
+  routes.position.resize(global.size());
+  std::vector<std::size_t> next = routes.send_displs;
+  for (std::size_t i = 0; i < global.size(); ++i) {
+    const std::size_t at = next[where[i].segment]++;
+    routes.local_index[at] = where[i].local;
+    routes.position[at] = i;
+  }
+  return routes;
 }
 
 }  // namespace multigpu

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <random>
 #include <optional>
@@ -205,6 +206,19 @@ TEST(TeamPlan, SplitsThatCannotShrinkAreReported) {
 TEST(TeamPlan, SortedExchangePlanRejectsAnotherRank) {
   mg::split_search search(distribution::from_sizes(std::vector<std::size_t>{1, 1}));
   EXPECT_THROW(mg::plan_sorted_exchange(search.table(), 2), std::invalid_argument);
+}
+
+TEST(TeamPlan, IndexRoutesGroupByOwnerAndRemember) {
+  // Owners of sizes 3, 0, 2, 4: global 0-2 on rank 0, 3-4 on rank 2, 5-8 on rank 3.
+  const distribution owners = distribution::from_sizes(std::vector<std::size_t>{3, 0, 2, 4});
+  const std::vector<std::uint64_t> global{8, 0, 4, 2, 5, 3, 0};
+  const mg::index_routes routes = mg::plan_index_routes(global, owners);
+  EXPECT_EQ(routes.send_counts, (std::vector<std::size_t>{3, 0, 2, 2}));
+  EXPECT_EQ(routes.send_displs, (std::vector<std::size_t>{0, 3, 3, 5}));
+  EXPECT_EQ(routes.local_index, (std::vector<std::uint64_t>{0, 2, 0, 1, 0, 3, 0}));
+  EXPECT_EQ(routes.position, (std::vector<std::size_t>{1, 3, 6, 2, 5, 0, 4}));
+  const std::vector<std::uint64_t> outside{9};
+  EXPECT_THROW(mg::plan_index_routes(outside, owners), std::out_of_range);
 }
 
 TEST(InProcessCommunicator, CollectivesOfOneRank) {

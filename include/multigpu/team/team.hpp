@@ -45,6 +45,8 @@ enum class team_operation : std::uint32_t {
   is_sorted,
   lower_bound,
   upper_bound,
+  gather,
+  scatter,
 };
 
 const char* name_of(team_operation op) noexcept;

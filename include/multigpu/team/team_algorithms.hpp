@@ -6,8 +6,9 @@
 // Local (no communication, any order): fill, iota, for_each, transform.
 // Collective (every rank calls them in the same order, team.hpp): reduce, inclusive_scan,
 // exclusive_scan, count, count_if, min_element, max_element, equal, to_vector,
-// redistribute, exchange_halos; and from team_sort.hpp: sort, stable_sort, sort_by_key,
-// stable_sort_by_key, is_sorted, lower_bound, upper_bound.
+// redistribute, exchange_halos; from team_sort.hpp: sort, stable_sort, sort_by_key,
+// stable_sort_by_key, is_sorted, lower_bound, upper_bound; from team_gather.hpp: gather,
+// scatter.
 //
 // Operators of reduce, scans and min/max_element run on the device (local step) and on the
 // host (combining ranks' partial results in rank order), so they must be
@@ -25,6 +26,7 @@
 #include <multigpu/algorithm/reduce.hpp>
 #include <multigpu/algorithm/scan.hpp>
 #include <multigpu/algorithm/transform.hpp>
+#include <multigpu/team/team_gather.hpp>
 #include <multigpu/team/team_plan.hpp>
 #include <multigpu/team/team_sort.hpp>
 #include <multigpu/team/team_vector.hpp>

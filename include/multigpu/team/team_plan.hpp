@@ -147,6 +147,20 @@ class split_search {
   std::vector<bool> settled_;
 };
 
+// ---- Gather and scatter by global index (team_gather.hpp) ---------------------------------
+
+/// A rank's requests by global index, grouped by the rank that owns each index (in rank
+/// order; request order kept within an owner): what to send to whom, and where each answer
+/// goes back.
+struct index_routes {
+  std::vector<std::size_t> send_counts, send_displs;  // per owner rank, into local_index
+  std::vector<std::uint64_t> local_index;             // grouped: the index in its owner's part
+  std::vector<std::size_t> position;                  // grouped: the request it serves
+};
+
+/// Routes the global indices (each < owners.size(), else std::out_of_range) to their owners.
+index_routes plan_index_routes(std::span<const std::uint64_t> global, const distribution& owners);
+
 /// How `rank` takes part in the all_to_all_v of a team sort: it sends its sorted positions
 /// [splits[d][rank], splits[d+1][rank]) to rank d and receives from every rank s its
 /// [splits[rank][s], splits[rank+1][s]), in rank order.
