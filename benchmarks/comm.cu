@@ -1,7 +1,8 @@
 // Scale-out costs under mpirun (docs/scale-out.md): the MPI communicator's all_reduce on host
-// buffers (default and polled mode, against the raw MPI_Allreduce) and on (staged) device
-// buffers, and team reduce / inclusive_scan / sort against the local distributed_vector call
-// and Thrust on the same number of elements on one GPU, in one binary.
+// buffers (default and polled mode, each timed against the raw MPI_Allreduce in the same
+// iterations) and on (staged) device buffers, and team reduce / inclusive_scan / sort against
+// the local distributed_vector call and Thrust on the same number of elements on one GPU (the
+// sort also against the raw MPI_Alltoallv of its data), in one binary.
 //   mpirun -np 4 build/benchmarks/bench_comm
 // Every rank runs every benchmark a fixed number of iterations (collectives must pair up),
 // after one untimed call (first-call costs: pools, the watchdog thread, MPI's connections)
@@ -21,6 +22,7 @@
 #include <thrust/scan.h>
 #include <thrust/sort.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <vector>
@@ -47,35 +49,69 @@ void warm_up(F&& call) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-void all_reduce_host(benchmark::State& state) {
+// The communicator's all_reduce (in the given mode) and the raw MPI_Allreduce on the same host
+// buffer, back to back in every iteration, the first of the two alternating: the counters
+// multigpu_us and raw_us are their mean times per call, from the same iterations, so a drift
+// of the machine between benchmarks does not show as a ratio.
+void all_reduce_against_raw(benchmark::State& state, mg::mpi_wait mode) {
+  mg::mpi_communicator comm;  // every rank runs the same benchmarks in the same order
+  comm.set_waiting(mode);
   std::vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
-  warm_up([&] { world().comm().all_reduce(data.data(), data.data(), data.size(), mg::reduce_op::sum); });
-  for (auto _ : state) world().comm().all_reduce(data.data(), data.data(), data.size(), mg::reduce_op::sum);
-  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
-}
-
-// The same call in the polled mode: MPI's non-blocking MPI_Iallreduce, polled.
-void all_reduce_host_polled(benchmark::State& state) {
-  mg::mpi_communicator polled;  // every rank runs the same benchmarks in the same order
-  polled.set_waiting(mg::mpi_wait::polled);
-  std::vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
-  warm_up([&] { polled.all_reduce(data.data(), data.data(), data.size(), mg::reduce_op::sum); });
-  for (auto _ : state) polled.all_reduce(data.data(), data.data(), data.size(), mg::reduce_op::sum);
-  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
-}
-
-// Baseline of the communicator's call: the raw MPI_Allreduce on the same host buffer.
-void raw_mpi_all_reduce_host(benchmark::State& state) {
-  std::vector<float> data(static_cast<std::size_t>(state.range(0)), 1.0f);
+  auto ours = [&] { comm.all_reduce(data.data(), data.data(), data.size(), mg::reduce_op::sum); };
+  auto raw = [&] {
+    if (MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD) !=
+        MPI_SUCCESS)
+      state.SkipWithError("MPI_Allreduce failed");
+  };
   warm_up([&] {
-    MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    ours();
+    raw();
   });
+  using clock = std::chrono::steady_clock;
+  auto timed = [](auto& call) {
+    const auto start = clock::now();
+    call();
+    return std::chrono::duration<double>(clock::now() - start).count();
+  };
+  double ours_s = 0, raw_s = 0;
+  long i = 0;
   for (auto _ : state) {
-    const int status = MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_FLOAT, MPI_SUM,
-                                     MPI_COMM_WORLD);
-    if (status != MPI_SUCCESS) state.SkipWithError("MPI_Allreduce failed");
+    if (i++ % 2 == 0) {
+      ours_s += timed(ours);
+      raw_s += timed(raw);
+    } else {
+      raw_s += timed(raw);
+      ours_s += timed(ours);
+    }
   }
+  state.counters["multigpu_us"] = 1e6 * ours_s / static_cast<double>(i);
+  state.counters["raw_us"] = 1e6 * raw_s / static_cast<double>(i);
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
+}
+void all_reduce_default_vs_raw(benchmark::State& state) { all_reduce_against_raw(state, mg::mpi_wait::watchdog); }
+void all_reduce_polled_vs_raw(benchmark::State& state) { all_reduce_against_raw(state, mg::mpi_wait::polled); }
+
+// The transport floor of a team sort: MPI_Alltoallv of every rank's range(0) floats, an equal
+// share to every rank, from and to host buffers.
+void raw_mpi_all_to_all_v(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const int ranks = world().size();
+  std::vector<float> send(n, 1.0f), recv(n);
+  std::vector<int> counts(static_cast<std::size_t>(ranks)), displs(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    const std::size_t first = n * static_cast<std::size_t>(r) / static_cast<std::size_t>(ranks);
+    const std::size_t last = n * static_cast<std::size_t>(r + 1) / static_cast<std::size_t>(ranks);
+    counts[static_cast<std::size_t>(r)] = static_cast<int>(last - first);
+    displs[static_cast<std::size_t>(r)] = static_cast<int>(first);
+  }
+  auto call = [&] {
+    if (MPI_Alltoallv(send.data(), counts.data(), displs.data(), MPI_FLOAT, recv.data(), counts.data(),
+                      displs.data(), MPI_FLOAT, MPI_COMM_WORLD) != MPI_SUCCESS)
+      state.SkipWithError("MPI_Alltoallv failed");
+  };
+  warm_up(call);
+  for (auto _ : state) call();
+  state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * ranks);
 }
 
 void all_reduce_device(benchmark::State& state) {
@@ -224,9 +260,8 @@ void sort_sizes(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
-BENCHMARK(all_reduce_host)->Apply(sizes);
-BENCHMARK(all_reduce_host_polled)->Apply(sizes);
-BENCHMARK(raw_mpi_all_reduce_host)->Apply(sizes);
+BENCHMARK(all_reduce_default_vs_raw)->Apply(sizes);
+BENCHMARK(all_reduce_polled_vs_raw)->Apply(sizes);
 BENCHMARK(all_reduce_device)->Apply(sizes);
 BENCHMARK(team_reduce)->Apply(team_sizes);
 BENCHMARK(local_reduce)->Apply(team_sizes);
@@ -237,6 +272,7 @@ BENCHMARK(thrust_inclusive_scan)->Apply(team_sizes);
 BENCHMARK(team_sort)->Apply(sort_sizes);
 BENCHMARK(local_sort)->Apply(sort_sizes);
 BENCHMARK(thrust_sort)->Apply(sort_sizes);
+BENCHMARK(raw_mpi_all_to_all_v)->Apply(sort_sizes);
 
 namespace {
 class silent_reporter : public benchmark::BenchmarkReporter {

@@ -128,8 +128,9 @@ TEST(TeamSort, LargeSortByKeyMatchesStableSort) {
   mg::team t = world();
   const std::size_t per_rank = world_size() <= 2 ? (std::size_t{1} << 24) : (std::size_t{1} << 22);
   auto key = [](std::size_t i) { return static_cast<std::uint32_t>((i * 2654435761u) >> 12); };  // 2^20 distinct
-  auto keys = mg::team_vector<std::uint32_t>::block(t, per_rank * static_cast<std::size_t>(t.size()), groups()[0]);
-  auto values = mg::team_vector<std::uint64_t>::block(t, keys.size(), groups()[0]);
+  const mg::device_group g = groups()[0];  // keys and values on one group, as sort_by_key needs
+  auto keys = mg::team_vector<std::uint32_t>::block(t, per_rank * static_cast<std::size_t>(t.size()), g);
+  auto values = mg::team_vector<std::uint64_t>::block(t, keys.size(), g);
   std::vector<std::uint32_t> k(keys.local_size());
   std::vector<std::uint64_t> p(keys.local_size());
   for (std::size_t i = 0; i < k.size(); ++i) {

@@ -5,11 +5,12 @@
 //
 // A team sort is a local step plus named collectives, like every team algorithm:
 //   1. each rank stably sorts its own elements (the single-process stable_sort);
-//   2. exact splitting: the ranks agree, for every rank boundary, how many of its sorted
-//      elements each rank sends to which rank, so that every rank ends with exactly as many
-//      elements as it started with (multi-sequence selection: rounds of one all_gather of
-//      candidate pivots and one all_gather of their local ranks, team_plan.hpp);
-//   3. one all_to_all_v through host memory moves the elements;
+//   2. exact splitting, on the host copy of the sorted part: the ranks agree, for every rank
+//      boundary, how many of its sorted elements each rank sends to which rank, so that every
+//      rank ends with exactly as many elements as it started with (multi-sequence selection:
+//      rounds of one all_gather of candidate pivots and one all_gather of their local ranks,
+//      team_plan.hpp);
+//   3. one all_to_all_v through host memory moves the elements (a second one the values);
 //   4. each rank stably sorts what it received (runs arrive in rank order).
 // Every sort here is stable: equal keys keep their global input order.
 //
@@ -23,6 +24,7 @@
 
 #include <cuda/std/functional>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -44,10 +46,11 @@ struct split_candidate {
 /// Exact splits of a team's locally sorted parts: which local positions of every rank bound
 /// the elements that go to each rank, so that rank r receives global sorted positions
 /// [layout.segment_offset(r), +segment_size(r)). Collective: every rank calls it at the same
-/// point with the same layout (the team_vector's) and its own sorted part.
+/// point with the same layout (the team_vector's) and its own sorted part, on the host (the
+/// part crosses host memory for the exchange anyway, so a round costs two small all_gathers
+/// and no device round trip).
 template <class T, class Comp>
-split_table team_exact_splits(const team& t, const distributed_vector<T>& sorted, const distribution& layout,
-                              Comp comp) {
+split_table team_exact_splits(const team& t, std::span<const T> sorted, const distribution& layout, Comp comp) {
   static_assert(std::is_trivially_copyable_v<T>, "team sort moves elements as bytes");
   const std::size_t ranks = static_cast<std::size_t>(t.size());
   const std::size_t me = static_cast<std::size_t>(t.rank());
@@ -59,10 +62,11 @@ split_table team_exact_splits(const team& t, const distributed_vector<T>& sorted
     for (std::size_t j = 0; j < open.size(); ++j) {
       const auto [lo, hi] = search.range(open[j], me);
       mine[j].has = hi > lo ? 1 : 0;
-      if (hi > lo) mine[j].value = sorted.read(lo + (hi - lo) / 2);
+      if (hi > lo) mine[j].value = sorted[lo + (hi - lo) / 2];
     }
     t.comm().all_gather_bytes(mine.data(), all.data(), mine.size() * sizeof(split_candidate<T>));
-    std::vector<T> pivots(open.size());
+    // Second half: every rank's count of elements before and up to each open boundary's pivot.
+    std::vector<pivot_rank> counts(open.size()), all_counts(open.size() * ranks);
     for (std::size_t j = 0; j < open.size(); ++j) {
       std::vector<weighted_candidate<T>> c;
       for (std::size_t r = 0; r < ranks; ++r) {
@@ -70,12 +74,12 @@ split_table team_exact_splits(const team& t, const distributed_vector<T>& sorted
         const auto [lo, hi] = search.range(open[j], r);
         if (e.has) c.push_back({e.value, hi - lo});
       }
-      pivots[j] = weighted_median(std::span<weighted_candidate<T>>(c), comp);
+      const T pivot = weighted_median(std::span<weighted_candidate<T>>(c), comp);
+      counts[j] = {static_cast<std::uint64_t>(std::lower_bound(sorted.begin(), sorted.end(), pivot, comp) -
+                                              sorted.begin()),
+                   static_cast<std::uint64_t>(std::upper_bound(sorted.begin(), sorted.end(), pivot, comp) -
+                                              sorted.begin())};
     }
-    // Second half: every rank's count of elements before and up to each pivot.
-    std::vector<pivot_rank> counts(open.size()), all_counts(open.size() * ranks);
-    for (std::size_t j = 0; j < open.size(); ++j)
-      counts[j] = {bound_impl(sorted, pivots[j], comp, false), bound_impl(sorted, pivots[j], comp, true)};
     t.comm().all_gather_bytes(counts.data(), all_counts.data(), counts.size() * sizeof(pivot_rank));
     for (std::size_t j = 0; j < open.size(); ++j) {
       std::vector<pivot_rank> column(ranks);
@@ -86,25 +90,29 @@ split_table team_exact_splits(const team& t, const distributed_vector<T>& sorted
   return search.table();
 }
 
-/// Moves each rank's sorted `part` (and `values` along, when given) to the ranks the splits
-/// name, then stably sorts what arrived. `part` keeps its size.
+/// Sends the rank's sorted elements `send` (from `v`) to the ranks the plan names and puts
+/// what arrives (runs in rank order) into `v`, which keeps its size.
+template <class T>
+void exchange_sorted_part(const team& t, const redistribution_plan& plan, const std::vector<T>& send,
+                          distributed_vector<T>& v) {
+  std::vector<T> recv(v.size());
+  t.comm().all_to_all_v(send.data(), std::span<const std::size_t>(plan.send_counts),
+                        std::span<const std::size_t>(plan.send_displs), recv.data(),
+                        std::span<const std::size_t>(plan.recv_counts), std::span<const std::size_t>(plan.recv_displs));
+  v.upload(0, recv.data(), recv.size());
+}
+
+/// The team sort after the local sort: the splits, the exchange of keys (and values along),
+/// and a stable local sort of what arrived.
 template <class K, class V, class Comp>
-void team_exchange_sorted(const team& t, const split_table& splits, distributed_vector<K>& keys,
-                          distributed_vector<V>* values, Comp comp) {
-  const std::size_t me = static_cast<std::size_t>(t.rank());
-  const redistribution_plan plan = plan_sorted_exchange(splits, me);
-  auto move = [&](auto& v) {
-    using T = typename std::remove_reference_t<decltype(v)>::value_type;
-    std::vector<T> send = to_vector(v), recv(v.size());
-    t.comm().all_to_all_v(send.data(), std::span<const std::size_t>(plan.send_counts),
-                          std::span<const std::size_t>(plan.send_displs), recv.data(),
-                          std::span<const std::size_t>(plan.recv_counts),
-                          std::span<const std::size_t>(plan.recv_displs));
-    v.upload(0, recv.data(), recv.size());
-  };
-  move(keys);
+void team_sort_sorted_parts(const team& t, const distribution& layout, distributed_vector<K>& keys,
+                            distributed_vector<V>* values, Comp comp) {
+  const std::vector<K> host_keys = to_vector(keys);
+  const split_table splits = team_exact_splits(t, std::span<const K>(host_keys), layout, comp);
+  const redistribution_plan plan = plan_sorted_exchange(splits, static_cast<std::size_t>(t.rank()));
+  exchange_sorted_part(t, plan, host_keys, keys);
   if (values) {
-    move(*values);
+    exchange_sorted_part(t, plan, to_vector(*values), *values);
     stable_sort_by_key(keys, *values, comp);
   } else {
     stable_sort(keys, comp);
@@ -119,8 +127,7 @@ template <class T, class Comp = cuda::std::less<>>
 void stable_sort(team_vector<T>& v, Comp comp = {}) {
   detail::run_collective(v.team(), team_operation::sort, sizeof(T), [&] { stable_sort(v.local(), comp); });
   if (v.team().size() == 1) return;
-  const split_table splits = detail::team_exact_splits(v.team(), v.local(), v.layout(), comp);
-  detail::team_exchange_sorted<T, T>(v.team(), splits, v.local(), nullptr, comp);
+  detail::team_sort_sorted_parts<T, T>(v.team(), v.layout(), v.local(), nullptr, comp);
 }
 
 /// As stable_sort (the team sort is always stable).
@@ -140,8 +147,7 @@ void stable_sort_by_key(team_vector<K>& keys, team_vector<V>& values, Comp comp 
   detail::run_collective(keys.team(), team_operation::sort_by_key, sizeof(K),
                          [&] { stable_sort_by_key(keys.local(), values.local(), comp); });
   if (keys.team().size() == 1) return;
-  const split_table splits = detail::team_exact_splits(keys.team(), keys.local(), keys.layout(), comp);
-  detail::team_exchange_sorted<K, V>(keys.team(), splits, keys.local(), &values.local(), comp);
+  detail::team_sort_sorted_parts<K, V>(keys.team(), keys.layout(), keys.local(), &values.local(), comp);
 }
 
 /// As stable_sort_by_key.
