@@ -1,5 +1,6 @@
 #pragma once
-// Size-changing algorithms: copy_if, remove_copy_if, remove_if, and rebalance.
+// Size-changing algorithms: copy_if, remove_copy_if, remove_if, unique, unique_copy, the
+// partitions (stable_partition, partition, partition_copy), and rebalance.
 //
 // Two forms:
 // - The layout-keeping form, copy_if(v, pred) -> distributed_vector: each slot keeps its own
@@ -20,8 +21,12 @@
 #include <multigpu/core/nvtx.hpp>
 
 #include <cub/device/device_select.cuh>
+#include <cuda/std/functional>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace multigpu {
@@ -38,11 +43,12 @@ struct negated {
   }
 };
 
-/// The survivors of `range` under `pred`, in a new vector on the range's group: slot s holds
-/// the survivors of the range's piece on slot s, in order (the layout-keeping form). Waits for
-/// the devices: the counts size the result.
-template <class T, class Pred>
-distributed_vector<T> select_pieces(const range_ref<T>& range, Pred pred) {
+/// The survivors of `range`, in a new vector on the range's group: slot s holds the survivors
+/// of the range's piece on slot s, in order (the layout-keeping form). `select(temp, bytes, in,
+/// out, n_selected, n, piece_index, stream)` runs one CUB selection (named `what`) on a piece.
+/// Waits for the devices: the counts size the result.
+template <class T, class Select>
+distributed_vector<T> select_pieces_with(const range_ref<T>& range, const char* what, Select select) {
   const device_group& group = range.group();
   // Selected into a vector as large as the input's pieces, then trimmed to the survivors.
   distributed_vector<T> kept(group, layout_like(range));
@@ -65,9 +71,9 @@ distributed_vector<T> select_pieces(const range_ref<T>& range, Pred pred) {
       const T* in = range.data(ctx.index);
       T* out = kept.segment(ctx.slot).data();
       std::int64_t* n_selected = selected + ctx.index;
-      cub_call(*ctx.scratch, ctx.stream, "cub::DeviceSelect::If", ctx.count, [&](void* temp, std::size_t& bytes) {
+      cub_call(*ctx.scratch, ctx.stream, what, ctx.count, [&](void* temp, std::size_t& bytes) {
         return with_count(ctx.count, [&](auto n) {
-          return cub::DeviceSelect::If(temp, bytes, in, out, n_selected, n, pred, ctx.stream);
+          return select(temp, bytes, in, out, n_selected, n, ctx.index, ctx.stream);
         });
       });
       found.fence(ctx.device, ctx.stream);
@@ -77,6 +83,50 @@ distributed_vector<T> select_pieces(const range_ref<T>& range, Pred pred) {
   for (std::size_t i = 0; i < k; ++i) counts[range.pieces[i].slot] = static_cast<std::size_t>(selected[i]);
   keep_segment_prefixes(kept, counts);
   return kept;
+}
+
+/// The survivors of `range` under `pred` (cub::DeviceSelect::If per piece), kept per slot.
+template <class T, class Pred>
+distributed_vector<T> select_pieces(const range_ref<T>& range, Pred pred) {
+  return select_pieces_with(range, "cub::DeviceSelect::If",
+                            [&](void* temp, std::size_t& bytes, const T* in, T* out, std::int64_t* n_selected, auto n,
+                                std::size_t, cudaStream_t stream) {
+                              return cub::DeviceSelect::If(temp, bytes, in, out, n_selected, n, pred, stream);
+                            });
+}
+
+/// Whether element i of a piece starts a run of elements equal by `eq`: the first element of
+/// a piece compares with the element before the piece (`before`, when there is one).
+template <class T, class Eq>
+struct starts_run {
+  const T* in;
+  T before;
+  bool has_before;
+  Eq eq;
+  __host__ __device__ bool operator()(std::size_t i) const {
+    if (i == 0) return !has_before || !static_cast<bool>(eq(before, in[0]));
+    return !static_cast<bool>(eq(in[i - 1], in[i]));
+  }
+};
+
+/// The first element of every run of equal elements (by eq) of `range`, kept per slot: each
+/// piece's selection (cub::DeviceSelect::Flagged) sees the element before the piece, read
+/// once per piece boundary, so that a run across slots keeps only its first element.
+template <class T, class Eq>
+distributed_vector<T> unique_pieces(const range_ref<T>& range, Eq eq) {
+  std::vector<T> before(range.pieces.size());
+  std::size_t at = range.first;
+  for (std::size_t i = 0; i < range.pieces.size(); ++i) {
+    if (i > 0) before[i] = range.vector->read(at - 1);
+    at += range.pieces[i].count;
+  }
+  return select_pieces_with(range, "cub::DeviceSelect::Flagged",
+                            [&](void* temp, std::size_t& bytes, const T* in, T* out, std::int64_t* n_selected, auto n,
+                                std::size_t i, cudaStream_t stream) {
+                              auto flags = thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0),
+                                                                           starts_run<T, Eq>{in, before[i], i > 0, eq});
+                              return cub::DeviceSelect::Flagged(temp, bytes, in, flags, out, n_selected, n, stream);
+                            });
 }
 
 /// The layout-keeping result, compacted when fewer than half of the elements survived, so
@@ -91,6 +141,23 @@ distributed_vector<T> compact_if_sparse(distributed_vector<T> kept, std::size_t 
   return exact;
 }
 
+/// The STL form's second half: the layout-keeping survivors `kept` (of `count` inputs) written
+/// densely from `out`; returns the output's new end. std::invalid_argument, with nothing
+/// written, when the output has no room for them.
+template <class T, class U>
+segmented_iterator<U, false> write_selected(const char* algorithm, const distributed_vector<T>& kept,
+                                            std::size_t count, segmented_iterator<U, false> out) {
+  distributed_vector<U>& target = *out.container();
+  const std::size_t size = target.size();
+  const std::size_t room = out.index() <= size ? size - out.index() : 0;
+  MULTIGPU_EXPECTS(kept.size() <= room,
+                   concat(algorithm, ": ", kept.size(), " of the ", count, " elements pass, but the output has room for ",
+                          room, " from index ", out.index(), " (vector size ", size,
+                          "): nothing was written; make room for them"));
+  target.copy_range_from(kept, 0, kept.size(), out.index());
+  return out + static_cast<std::ptrdiff_t>(kept.size());
+}
+
 /// The STL form: the survivors of [first, last) under `pred` written densely from `out`;
 /// returns the output's new end. std::invalid_argument, with nothing written, when the output
 /// has no room for them.
@@ -103,16 +170,20 @@ segmented_iterator<U, false> select_into(const char* algorithm, In first, In las
                    concat(algorithm, ": the output iterator does not belong to a vector (default-constructed?)"));
   if (count == 0) return out;
   range_ref<T> range(*v, begin, count);
-  distributed_vector<T> kept = select_pieces(range, pred);
-  distributed_vector<U>& target = *out.container();
-  const std::size_t size = target.size();
-  const std::size_t room = out.index() <= size ? size - out.index() : 0;
-  MULTIGPU_EXPECTS(kept.size() <= room,
-                   concat(algorithm, ": ", kept.size(), " of the ", count, " elements pass, but the output has room for ",
-                          room, " from index ", out.index(), " (vector size ", size,
-                          "): nothing was written; make room for them"));
-  target.copy_range_from(kept, 0, kept.size(), out.index());
-  return out + static_cast<std::ptrdiff_t>(kept.size());
+  return write_selected(algorithm, select_pieces(range, pred), count, out);
+}
+
+/// As select_into, keeping the first element of every run of equal elements.
+template <class In, class U, class Eq>
+segmented_iterator<U, false> unique_into(const char* algorithm, In first, In last, segmented_iterator<U, false> out,
+                                         Eq eq) {
+  using T = typename In::value_type;
+  auto [v, begin, count] = unpack_range(algorithm, first, last);
+  MULTIGPU_EXPECTS(out.container() != nullptr || count == 0,
+                   concat(algorithm, ": the output iterator does not belong to a vector (default-constructed?)"));
+  if (count == 0) return out;
+  range_ref<T> range(*v, begin, count);
+  return write_selected(algorithm, unique_pieces(range, eq), count, out);
 }
 
 }  // namespace detail
@@ -186,6 +257,119 @@ segmented_iterator<T, false> remove_if(segmented_iterator<T, false> first, segme
 template <class T, class Pred>
 segmented_iterator<T, false> remove_if(distributed_vector<T>& v, Pred pred) {
   return multigpu::remove_if(v.begin(), v.end(), pred);
+}
+
+// ---- unique -------------------------------------------------------------------------------
+
+/// The first element of every run of consecutive equal elements (by eq) of v, in a new vector
+/// on the same group: each slot keeps its own (a run that crosses slots is kept on the slot
+/// where it starts), as copy_if's layout-keeping form. Waits for the devices.
+template <class T, class Eq = cuda::std::equal_to<>>
+distributed_vector<T> unique_copy(const distributed_vector<T>& v, Eq eq = {}) {
+  detail::check_device_operator<Eq>();
+  const nvtx_range mark("unique_copy", static_cast<std::uint64_t>(v.size()));
+  if (v.empty()) return distributed_vector<T>(0, v.group());
+  detail::range_ref<T> range(v, 0, v.size());
+  return detail::compact_if_sparse(detail::unique_pieces(range, eq), v.size());
+}
+
+/// Copies the first element of every run of consecutive equal elements (by eq) of
+/// [first, last) to [out, end), in order, and returns end, as std::unique_copy. The output
+/// needs room for them (std::invalid_argument otherwise, with nothing written). Waits for the
+/// devices.
+template <segmented_iterator_type I, class U, class Eq = cuda::std::equal_to<>>
+segmented_iterator<U, false> unique_copy(I first, I last, segmented_iterator<U, false> out, Eq eq = {}) {
+  detail::check_device_operator<Eq>();
+  static_assert(std::is_same_v<typename I::value_type, U>,
+                "multigpu::unique_copy: the output's element type must be the input's");
+  const nvtx_range mark("unique_copy", static_cast<std::uint64_t>(last - first));
+  return detail::unique_into("unique_copy", first, last, out, eq);
+}
+
+/// Keeps the first element of every run of consecutive equal elements (by eq) of
+/// [first, last), moved to the front in order, and returns the new logical end, as
+/// std::unique; v.resize(end - v.begin()) trims the rest. Waits for the devices.
+template <class T, class Eq = cuda::std::equal_to<>>
+segmented_iterator<T, false> unique(segmented_iterator<T, false> first, segmented_iterator<T, false> last, Eq eq = {}) {
+  detail::check_device_operator<Eq>();
+  const nvtx_range mark("unique", static_cast<std::uint64_t>(last - first));
+  return detail::unique_into("unique", first, last, first, eq);
+}
+
+template <class T, class Eq = cuda::std::equal_to<>>
+segmented_iterator<T, false> unique(distributed_vector<T>& v, Eq eq = {}) {
+  return multigpu::unique(v.begin(), v.end(), eq);
+}
+
+// ---- partitions ---------------------------------------------------------------------------
+
+/// Puts the elements of [first, last) for which pred is true before those for which it is
+/// false, each group in its input order, and returns the start of the second group, as
+/// std::stable_partition: both groups are selected per slot (as copy_if's layout-keeping
+/// form), then written back densely. Waits for the devices.
+template <class T, class Pred>
+segmented_iterator<T, false> stable_partition(segmented_iterator<T, false> first, segmented_iterator<T, false> last,
+                                              Pred pred) {
+  detail::check_device_operator<Pred>();
+  const nvtx_range mark("stable_partition", static_cast<std::uint64_t>(last - first));
+  auto [v, begin, count] = detail::unpack_range("stable_partition", first, last);
+  if (count == 0) return first;
+  detail::range_ref<T> range(*v, begin, count);
+  const distributed_vector<T> yes = detail::select_pieces(range, pred);
+  const distributed_vector<T> no = detail::select_pieces(range, detail::negated<Pred>{pred});
+  distributed_vector<T>& target = *first.container();
+  target.copy_range_from(yes, 0, yes.size(), begin);
+  target.copy_range_from(no, 0, no.size(), begin + yes.size());
+  return first + static_cast<std::ptrdiff_t>(yes.size());
+}
+
+template <class T, class Pred>
+segmented_iterator<T, false> stable_partition(distributed_vector<T>& v, Pred pred) {
+  return multigpu::stable_partition(v.begin(), v.end(), pred);
+}
+
+/// As stable_partition (which order within each group std::partition leaves is unspecified;
+/// this one keeps the input order).
+template <class T, class Pred>
+segmented_iterator<T, false> partition(segmented_iterator<T, false> first, segmented_iterator<T, false> last,
+                                       Pred pred) {
+  return multigpu::stable_partition(first, last, pred);
+}
+
+template <class T, class Pred>
+segmented_iterator<T, false> partition(distributed_vector<T>& v, Pred pred) {
+  return multigpu::stable_partition(v.begin(), v.end(), pred);
+}
+
+/// Copies the elements of [first, last) for which pred is true to out_true and the others to
+/// out_false, each in order, and returns both ends, as std::partition_copy. The outputs may be
+/// any vectors on any groups; each needs room for its group (std::invalid_argument otherwise,
+/// with nothing written to either). Waits for the devices.
+template <segmented_iterator_type I, class U, class Pred>
+std::pair<segmented_iterator<U, false>, segmented_iterator<U, false>>
+partition_copy(I first, I last, segmented_iterator<U, false> out_true, segmented_iterator<U, false> out_false,
+               Pred pred) {
+  detail::check_device_operator<Pred>();
+  using T = typename I::value_type;
+  static_assert(std::is_same_v<T, U>, "multigpu::partition_copy: the outputs' element type must be the input's");
+  const nvtx_range mark("partition_copy", static_cast<std::uint64_t>(last - first));
+  auto [v, begin, count] = detail::unpack_range("partition_copy", first, last);
+  if (count == 0) return {out_true, out_false};
+  detail::range_ref<T> range(*v, begin, count);
+  const distributed_vector<T> yes = detail::select_pieces(range, pred);
+  const distributed_vector<T> no = detail::select_pieces(range, detail::negated<Pred>{pred});
+  auto room = [&](const segmented_iterator<U, false>& out, std::size_t needed, const char* which) {
+    const std::size_t size = out.container() ? out.container()->size() : 0;
+    const std::size_t free = out.container() && out.index() <= size ? size - out.index() : 0;
+    MULTIGPU_EXPECTS(needed <= free, detail::concat("partition_copy: ", needed, " of the ", count, " elements go to ",
+                                                    which, ", which has room for ", free,
+                                                    ": nothing was written; make room for them"));
+  };
+  room(out_true, yes.size(), "the output of those that pass");
+  room(out_false, no.size(), "the output of those that fail");
+  if (!yes.empty()) out_true.container()->copy_range_from(yes, 0, yes.size(), out_true.index());
+  if (!no.empty()) out_false.container()->copy_range_from(no, 0, no.size(), out_false.index());
+  return {out_true + static_cast<std::ptrdiff_t>(yes.size()), out_false + static_cast<std::ptrdiff_t>(no.size())};
 }
 
 // ---- rebalancing --------------------------------------------------------------------------
