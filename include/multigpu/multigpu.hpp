@@ -22,6 +22,8 @@
 #include <multigpu/algorithm/gather.hpp>
 #include <multigpu/algorithm/min_max_element.hpp>
 #include <multigpu/algorithm/reduce.hpp>
+#include <multigpu/algorithm/reduce_by_key.hpp>
+#include <multigpu/algorithm/scan_by_key.hpp>
 #include <multigpu/algorithm/scan.hpp>
 #include <multigpu/algorithm/select.hpp>
 #include <multigpu/algorithm/sort.hpp>

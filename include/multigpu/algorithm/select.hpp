@@ -47,15 +47,15 @@ struct negated {
 /// of the range's piece on slot s, in order (the layout-keeping form). `select(temp, bytes, in,
 /// out, n_selected, n, piece_index, stream)` runs one CUB selection (named `what`) on a piece.
 /// Waits for the devices: the counts size the result.
-template <class T, class Select>
-distributed_vector<T> select_pieces_with(const range_ref<T>& range, const char* what, Select select) {
-  const device_group& group = range.group();
-  // Selected into a vector as large as the input's pieces, then trimmed to the survivors.
-  distributed_vector<T> kept(group, layout_like(range));
+/// The selection itself: piece i's survivors go to `destination(i)` (a device pointer on the
+/// piece's device, with room for the piece); returns the survivors per piece. Waits.
+template <class T, class Select, class Destination>
+std::vector<std::size_t> select_pieces_to(const range_ref<T>& range, const char* what, Select select,
+                                          Destination destination) {
   const std::size_t k = range.pieces.size();
-  std::vector<std::size_t> counts(group.size(), 0);
-  if (k == 0) return kept;
-  group_resources& g = executor_of(group).resources();
+  std::vector<std::size_t> survivors(k, 0);
+  if (k == 0) return survivors;
+  group_resources& g = executor_of(range.group()).resources();
   staging_pool::lease found = g.staging().acquire(k * sizeof(std::int64_t));
   auto* selected = found.as<std::int64_t>();
   {
@@ -69,7 +69,7 @@ distributed_vector<T> select_pieces_with(const range_ref<T>& range, const char* 
     executor_lock lock(g.scratch());
     for_each_piece(range, [&](const piece_context& ctx) {
       const T* in = range.data(ctx.index);
-      T* out = kept.segment(ctx.slot).data();
+      T* out = destination(ctx.index);
       std::int64_t* n_selected = selected + ctx.index;
       cub_call(*ctx.scratch, ctx.stream, what, ctx.count, [&](void* temp, std::size_t& bytes) {
         return with_count(ctx.count, [&](auto n) {
@@ -80,19 +80,58 @@ distributed_vector<T> select_pieces_with(const range_ref<T>& range, const char* 
     });
   }
   found.order_before_host();
-  for (std::size_t i = 0; i < k; ++i) counts[range.pieces[i].slot] = static_cast<std::size_t>(selected[i]);
+  for (std::size_t i = 0; i < k; ++i) survivors[i] = static_cast<std::size_t>(selected[i]);
+  return survivors;
+}
+
+template <class T, class Select>
+distributed_vector<T> select_pieces_with(const range_ref<T>& range, const char* what, Select select) {
+  // Selected into a vector as large as the input's pieces, then trimmed to the survivors.
+  distributed_vector<T> kept(range.group(), layout_like(range));
+  const std::vector<std::size_t> survivors =
+      select_pieces_to(range, what, select, [&](std::size_t i) { return kept.segment(range.pieces[i].slot).data(); });
+  std::vector<std::size_t> counts(range.group().size(), 0);
+  for (std::size_t i = 0; i < survivors.size(); ++i) counts[range.pieces[i].slot] = survivors[i];
   keep_segment_prefixes(kept, counts);
   return kept;
 }
 
-/// The survivors of `range` under `pred` (cub::DeviceSelect::If per piece), kept per slot.
+/// Where a one-piece selection may write straight into the output: the output's next `count`
+/// elements in one segment of the input's group, on the input piece's slot, not overlapping
+/// the input. nullptr otherwise (the selection goes through a temporary).
+template <class T, class U>
+U* direct_output(const range_ref<T>& range, segmented_iterator<U, false> out) {
+  const distributed_vector<U>& target = *out.container();
+  if constexpr (!std::is_same_v<T, U>) {
+    return nullptr;
+  } else {
+    if (range.pieces.size() != 1 || !(target.group() == range.group()) || target.halo().width != 0 ||
+        out.index() + range.count > target.size())
+      return nullptr;
+    if (&target == range.vector && out.index() < range.first + range.count && range.first < out.index() + range.count)
+      return nullptr;
+    const range_ref<U> to(target, out.index(), range.count);
+    if (to.pieces.size() != 1 || to.pieces[0].slot != range.pieces[0].slot) return nullptr;
+    return to.data(0);
+  }
+}
+
+/// A piece selection by `pred` (cub::DeviceSelect::If, as thrust::copy_if).
+template <class Pred>
+struct if_selection {
+  static constexpr const char* name = "cub::DeviceSelect::If";
+  Pred pred;
+  template <class T, class N>
+  cudaError_t operator()(void* temp, std::size_t& bytes, const T* in, T* out, std::int64_t* n_selected, N n,
+                         std::size_t, cudaStream_t stream) const {
+    return cub::DeviceSelect::If(temp, bytes, in, out, n_selected, n, pred, stream);
+  }
+};
+
+/// The survivors of `range` under `pred`, kept per slot.
 template <class T, class Pred>
 distributed_vector<T> select_pieces(const range_ref<T>& range, Pred pred) {
-  return select_pieces_with(range, "cub::DeviceSelect::If",
-                            [&](void* temp, std::size_t& bytes, const T* in, T* out, std::int64_t* n_selected, auto n,
-                                std::size_t, cudaStream_t stream) {
-                              return cub::DeviceSelect::If(temp, bytes, in, out, n_selected, n, pred, stream);
-                            });
+  return select_pieces_with(range, if_selection<Pred>::name, if_selection<Pred>{pred});
 }
 
 /// Whether element i of a piece starts a run of elements equal by `eq`: the first element of
@@ -109,31 +148,42 @@ struct starts_run {
   }
 };
 
-/// The first element of every run of equal elements (by eq) of `range`, kept per slot: each
-/// piece's selection (cub::DeviceSelect::Flagged) sees the element before the piece, read
-/// once per piece boundary, so that a run across slots keeps only its first element.
+/// A piece selection of the first element of every run of equal elements (by eq)
+/// (cub::DeviceSelect::Flagged): each piece sees the element before it, read once per piece
+/// boundary, so that a run across slots keeps only its first element.
+template <class T, class Eq>
+struct unique_selection {
+  static constexpr const char* name = "cub::DeviceSelect::Flagged";
+  std::vector<T> before;  // per piece
+  Eq eq;
+  unique_selection(const range_ref<T>& range, Eq eq_) : before(range.pieces.size()), eq(eq_) {
+    std::size_t at = range.first;
+    for (std::size_t i = 0; i < range.pieces.size(); ++i) {
+      if (i > 0) before[i] = range.vector->read(at - 1);
+      at += range.pieces[i].count;
+    }
+  }
+  template <class N>
+  cudaError_t operator()(void* temp, std::size_t& bytes, const T* in, T* out, std::int64_t* n_selected, N n,
+                         std::size_t i, cudaStream_t stream) const {
+    auto flags = thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0),
+                                                 starts_run<T, Eq>{in, before[i], i > 0, eq});
+    return cub::DeviceSelect::Flagged(temp, bytes, in, flags, out, n_selected, n, stream);
+  }
+};
+
+/// The first element of every run of equal elements of `range`, kept per slot.
 template <class T, class Eq>
 distributed_vector<T> unique_pieces(const range_ref<T>& range, Eq eq) {
-  std::vector<T> before(range.pieces.size());
-  std::size_t at = range.first;
-  for (std::size_t i = 0; i < range.pieces.size(); ++i) {
-    if (i > 0) before[i] = range.vector->read(at - 1);
-    at += range.pieces[i].count;
-  }
-  return select_pieces_with(range, "cub::DeviceSelect::Flagged",
-                            [&](void* temp, std::size_t& bytes, const T* in, T* out, std::int64_t* n_selected, auto n,
-                                std::size_t i, cudaStream_t stream) {
-                              auto flags = thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0),
-                                                                           starts_run<T, Eq>{in, before[i], i > 0, eq});
-                              return cub::DeviceSelect::Flagged(temp, bytes, in, flags, out, n_selected, n, stream);
-                            });
+  return select_pieces_with(range, unique_selection<T, Eq>::name, unique_selection<T, Eq>(range, eq));
 }
 
-/// The layout-keeping result, compacted when fewer than half of the elements survived, so
-/// that it does not hold twice its size for long.
+/// The layout-keeping result, compacted when fewer than a quarter of the elements survived, so
+/// that it does not hold more than four times its size for long. (At the edge, half, the copy
+/// would cost as much again as the selection's writes.)
 template <class T>
 distributed_vector<T> compact_if_sparse(distributed_vector<T> kept, std::size_t input_size) {
-  if (2 * kept.size() >= input_size) return kept;
+  if (4 * kept.size() >= input_size) return kept;
   std::vector<std::size_t> sizes(kept.segment_count());
   for (std::size_t s = 0; s < sizes.size(); ++s) sizes[s] = kept.segment(s).size();
   distributed_vector<T> exact(kept.group(), distribution::from_sizes(sizes));
@@ -158,6 +208,20 @@ segmented_iterator<U, false> write_selected(const char* algorithm, const distrib
   return out + static_cast<std::ptrdiff_t>(kept.size());
 }
 
+/// The STL form's selection: straight into the output where direct_output allows it (a one-slot
+/// call costs what one CUB select does), otherwise into a layout-keeping temporary that
+/// write_selected moves into place.
+template <class T, class U, class Select>
+segmented_iterator<U, false> select_with_into(const char* algorithm, const range_ref<T>& range, const char* what,
+                                              Select select, segmented_iterator<U, false> out) {
+  if (U* direct = direct_output(range, out)) {
+    // The output has room for every input element, so the survivors always fit.
+    const std::vector<std::size_t> survivors = select_pieces_to(range, what, select, [&](std::size_t) { return direct; });
+    return out + static_cast<std::ptrdiff_t>(survivors[0]);
+  }
+  return write_selected(algorithm, select_pieces_with(range, what, select), range.count, out);
+}
+
 /// The STL form: the survivors of [first, last) under `pred` written densely from `out`;
 /// returns the output's new end. std::invalid_argument, with nothing written, when the output
 /// has no room for them.
@@ -170,7 +234,7 @@ segmented_iterator<U, false> select_into(const char* algorithm, In first, In las
                    concat(algorithm, ": the output iterator does not belong to a vector (default-constructed?)"));
   if (count == 0) return out;
   range_ref<T> range(*v, begin, count);
-  return write_selected(algorithm, select_pieces(range, pred), count, out);
+  return select_with_into(algorithm, range, if_selection<Pred>::name, if_selection<Pred>{pred}, out);
 }
 
 /// As select_into, keeping the first element of every run of equal elements.
@@ -183,7 +247,7 @@ segmented_iterator<U, false> unique_into(const char* algorithm, In first, In las
                    concat(algorithm, ": the output iterator does not belong to a vector (default-constructed?)"));
   if (count == 0) return out;
   range_ref<T> range(*v, begin, count);
-  return write_selected(algorithm, unique_pieces(range, eq), count, out);
+  return select_with_into(algorithm, range, unique_selection<T, Eq>::name, unique_selection<T, Eq>(range, eq), out);
 }
 
 }  // namespace detail

@@ -1,0 +1,167 @@
+#pragma once
+// inclusive_scan_by_key: out[i] = the fold (by op, in order) of the values from the start of
+// i's run of consecutive equal keys to i, as thrust::inclusive_scan_by_key.
+//
+// One CUB scan-by-key per piece (every slot at once, on its own device), and for every piece
+// after the first the length of its leading run (one CUB min-reduction of the positions where
+// the key changes). The host then reads, per boundary, the keys on both sides and the scanned
+// value before it: where a run crosses the boundary, the piece's leading run needs the carry
+// folded in from the left, out[j] = op(carry, out[j]), one launch over that run only. Carries
+// pass along in order, so a run across several slots and a non-commutative op stay correct.
+// The call waits for the devices.
+
+#include <multigpu/algorithm/detail/cuda_only.hpp>
+#include <multigpu/algorithm/detail/local/cub_call.hpp>
+#include <multigpu/algorithm/detail/local/tuning.hpp>
+#include <multigpu/algorithm/detail/operator_checks.hpp>
+#include <multigpu/algorithm/detail/pieces.hpp>
+#include <multigpu/container/distributed_vector.hpp>
+#include <multigpu/core/nvtx.hpp>
+
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cuda/functional>
+#include <cuda/std/functional>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+namespace multigpu {
+namespace detail {
+
+/// j when the key changes at j (j > 0), else n: the minimum over a piece is the length of its
+/// leading run.
+template <class K, class Eq>
+struct key_change_at {
+  const K* keys;
+  std::uint64_t n;
+  Eq eq;
+  __host__ __device__ std::uint64_t operator()(std::uint64_t j) const {
+    return j > 0 && !static_cast<bool>(eq(keys[j - 1], keys[j])) ? j : n;
+  }
+};
+
+/// out[j] = op(carry, out[j]) for j < n: the carry of the run that continues into a piece.
+template <class V, class Op>
+__global__ void fold_carry_into_run(V* out, std::size_t n, V carry, Op op) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; j < n; j += stride)
+    out[j] = static_cast<V>(op(carry, out[j]));
+}
+
+template <class T>
+T read_device_value(const T* p) {
+  T value;
+  MULTIGPU_CUDA_TRY(cudaMemcpy(&value, p, sizeof(T), cudaMemcpyDefault));
+  return value;
+}
+
+}  // namespace detail
+
+/// For each i in [0, last - first), writes to out + i the fold (by op, in order) of the values
+/// from the start of i's run of consecutive equal keys (by eq) up to i, as
+/// thrust::inclusive_scan_by_key. The values start at values_first and need as many elements
+/// as the keys (std::invalid_argument otherwise, nothing written); out may be the values
+/// themselves. op must be associative, not commutative, and __host__ __device__ like eq.
+/// Returns the end of the output. Waits for the devices.
+template <segmented_iterator_type KI, segmented_iterator_type VI, class V, class Eq = cuda::std::equal_to<>,
+          class Op = cuda::std::plus<>>
+segmented_iterator<V, false> inclusive_scan_by_key(KI keys_first, KI keys_last, VI values_first,
+                                                   segmented_iterator<V, false> out, Eq eq = {}, Op op = {}) {
+  using K = typename KI::value_type;
+  static_assert(std::is_same_v<typename VI::value_type, V>,
+                "multigpu::inclusive_scan_by_key: the output's type must be the values'");
+  detail::check_host_device_operator<Eq>();
+  detail::check_host_device_operator<Op>();
+  const nvtx_range mark("inclusive_scan_by_key", static_cast<std::uint64_t>(keys_last - keys_first));
+  auto [kv, begin, count] = detail::unpack_range("inclusive_scan_by_key", keys_first, keys_last);
+  if (count == 0) return out;
+  const auto& values = detail::unpack_output("inclusive_scan_by_key", values_first, count, "values");
+  auto& out_vector = detail::unpack_output("inclusive_scan_by_key", out, count);
+  detail::range_ref<K> range(*kv, begin, count);
+  const detail::aligned_input<V> in(range, values, values_first.index());
+  detail::aligned_output<V> result(range, out_vector, out.index());
+
+  const std::size_t k = range.pieces.size();
+  detail::group_resources& g = detail::executor_of(range.group()).resources();
+  auto found = g.staging().acquire(k * sizeof(std::uint64_t));
+  auto* lead = found.as<std::uint64_t>();
+  {
+    for (const piece& p : range.pieces) {
+      device_guard guard(g.device(p.slot));
+      found.order_before(g.stream(p.slot));
+    }
+    detail::executor_lock lock(g.scratch());
+    detail::for_each_piece(range, [&](const detail::piece_context& ctx) {
+      const K* keys = range.data(ctx.index);
+      const V* values_in = in.data(ctx.index);
+      V* values_out = result.data(ctx.index);
+      detail::cub_call(*ctx.scratch, ctx.stream, "cub::DeviceScan::InclusiveScanByKey", ctx.count,
+                       [&](void* temp, std::size_t& bytes) {
+                         return detail::with_count(ctx.count, [&](auto n) {
+                           return cub::DeviceScan::InclusiveScanByKey(temp, bytes, keys, values_in, values_out, op, n,
+                                                                      eq, ctx.stream);
+                         });
+                       });
+      if (ctx.index > 0) {
+        auto changes = thrust::make_transform_iterator(
+            thrust::counting_iterator<std::uint64_t>(0),
+            detail::key_change_at<K, Eq>{keys, static_cast<std::uint64_t>(ctx.count), eq});
+        std::uint64_t* length = lead + ctx.index;
+        detail::cub_call(*ctx.scratch, ctx.stream, "cub::DeviceReduce::Reduce (leading run)", ctx.count,
+                         [&](void* temp, std::size_t& bytes) {
+                           return detail::with_count(ctx.count, [&](auto n) {
+                             return cub::DeviceReduce::Reduce(temp, bytes, changes, length, n, cuda::minimum<>{},
+                                                              static_cast<std::uint64_t>(ctx.count), ctx.stream);
+                           });
+                         });
+      }
+      found.fence(ctx.device, ctx.stream);
+    });
+  }
+  found.order_before_host();
+
+  // Carries, in order: piece i's leading run continues the run before it when the keys on
+  // both sides of the boundary are equal; that run's value at the boundary is the value
+  // scanned there, with its own carry folded in when the whole piece before was one run.
+  std::vector<std::optional<V>> carry(k);
+  for (std::size_t i = 1; i < k; ++i) {
+    const std::size_t before = range.pieces[i - 1].count - 1;
+    const K left = detail::read_device_value(range.data(i - 1) + before);
+    const K right = detail::read_device_value(range.data(i));
+    if (!static_cast<bool>(eq(left, right))) continue;
+    const V scanned = detail::read_device_value(result.data(i - 1) + before);
+    const bool whole_run_carried = carry[i - 1].has_value() && lead[i - 1] == range.pieces[i - 1].count;
+    carry[i] = whole_run_carried ? static_cast<V>(op(*carry[i - 1], scanned)) : scanned;
+  }
+  {
+    detail::executor_lock lock(g.scratch());
+    for (std::size_t i = 1; i < k; ++i) {
+      if (!carry[i]) continue;
+      const piece& p = range.pieces[i];
+      device_guard guard(g.device(p.slot));
+      const cudaStream_t stream = g.stream(p.slot);
+      const auto n = static_cast<std::size_t>(lead[i]);
+      detail::fold_carry_into_run<<<detail::blocks_for(n, detail::tuning::elementwise_threads),
+                                    detail::tuning::elementwise_threads, 0, stream>>>(result.data(i), n, *carry[i], op);
+      detail::check_launch("fold_carry_into_run");
+    }
+  }
+  result.commit();
+  range.group().synchronize();
+  return out + static_cast<std::ptrdiff_t>(count);
+}
+
+/// The same over whole vectors: out (of at least keys.size() elements, and it may be values)
+/// gets the scan of values by the runs of keys.
+template <class K, class V, class Eq = cuda::std::equal_to<>, class Op = cuda::std::plus<>>
+void inclusive_scan_by_key(const distributed_vector<K>& keys, const distributed_vector<V>& values,
+                           distributed_vector<V>& out, Eq eq = {}, Op op = {}) {
+  multigpu::inclusive_scan_by_key(keys.begin(), keys.end(), values.begin(), out.begin(), eq, op);
+}
+
+}  // namespace multigpu
