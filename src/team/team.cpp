@@ -29,6 +29,7 @@ const char* name_of(team_operation op) noexcept {
     case team_operation::upper_bound: return "upper_bound";
     case team_operation::gather: return "gather";
     case team_operation::scatter: return "scatter";
+    case team_operation::copy_if: return "copy_if";
   }
   return "an unknown operation";
 }

@@ -47,6 +47,7 @@ enum class team_operation : std::uint32_t {
   upper_bound,
   gather,
   scatter,
+  copy_if,
 };
 
 const char* name_of(team_operation op) noexcept;

@@ -8,7 +8,8 @@
 // exclusive_scan, count, count_if, min_element, max_element, equal, to_vector,
 // redistribute, exchange_halos; from team_sort.hpp: sort, stable_sort, sort_by_key,
 // stable_sort_by_key, is_sorted, lower_bound, upper_bound; from team_gather.hpp: gather,
-// scatter.
+// scatter; from team_select.hpp: copy_if, remove_copy_if, rebalance, copy (local when the
+// layouts agree).
 //
 // Operators of reduce, scans and min/max_element run on the device (local step) and on the
 // host (combining ranks' partial results in rank order), so they must be
@@ -28,6 +29,7 @@
 #include <multigpu/algorithm/transform.hpp>
 #include <multigpu/team/team_gather.hpp>
 #include <multigpu/team/team_plan.hpp>
+#include <multigpu/team/team_select.hpp>
 #include <multigpu/team/team_sort.hpp>
 #include <multigpu/team/team_vector.hpp>
 #include <multigpu/container/halo_plan.hpp>

@@ -104,6 +104,11 @@ std::vector<std::optional<R>> gather_collective(const team& t, team_operation op
   return values;
 }
 
+/// Builds a team_vector around a local vector and a rank layout that the caller has already
+/// agreed on with every rank (in its collective's one message): no further collective.
+template <class T>
+struct team_vector_access;
+
 }  // namespace detail
 
 template <class T>
@@ -178,10 +183,23 @@ class team_vector {
     ranks_ = distribution::from_sizes(sizes);
   }
 
+  friend struct detail::team_vector_access<T>;
+  team_vector(multigpu::team t, distributed_vector<T> local, distribution ranks)
+      : team_(std::move(t)), halo_{}, local_(std::move(local)), ranks_(std::move(ranks)) {}
+
   multigpu::team team_;
   multigpu::halo halo_;
   distributed_vector<T> local_;
   distribution ranks_;
 };
+
+namespace detail {
+template <class T>
+struct team_vector_access {
+  static team_vector<T> adopt(team t, distributed_vector<T> local, distribution ranks) {
+    return team_vector<T>(std::move(t), std::move(local), std::move(ranks));
+  }
+};
+}  // namespace detail
 
 }  // namespace multigpu
