@@ -109,6 +109,23 @@ TEST(InclusiveScanByKey, Subrange) {
   }
 }
 
+// As thrust allows: the keys themselves as the output, and the values shifted by one.
+TEST(InclusiveScanByKey, OutputMayBeTheKeysOrOverlapTheValues) {
+  for (const auto& s : exchange_shapes()) {
+    SCOPED_TRACE(s.name);
+    const std::vector<int> keys{1, 1, 1, 1, 2, 2, 3, 3, 3};
+    mg::distributed_vector<int> k(keys.begin(), keys.end(), s.group);
+    mg::inclusive_scan_by_key(k, k, k);
+    EXPECT_EQ(mg::to_vector(k), reference(keys, keys, cuda::std::plus<>{}));
+    mg::distributed_vector<int> k2(keys.begin(), keys.end(), s.group), v(keys.size() + 1, 1, s.group);
+    mg::inclusive_scan_by_key(k2.begin(), k2.end(), v.begin(), v.begin() + 1);
+    std::vector<int> want{1};
+    const auto scanned = reference(keys, std::vector<int>(keys.size(), 1), cuda::std::plus<>{});
+    want.insert(want.end(), scanned.begin(), scanned.end());
+    EXPECT_EQ(mg::to_vector(v), want);
+  }
+}
+
 TEST(InclusiveScanByKeyErrors, TooFewValuesOrTooShortAnOutputWriteNothing) {
   const mg::device_group g({0, 0});
   mg::distributed_vector<int> keys(100, 1, g);

@@ -95,6 +95,11 @@ joined_runs<K, V> reduce_and_join(const range_ref<K>& range, const aligned_input
   r.runs = reduce_pieces_by_key(
       range, values, eq, op, [&](std::size_t i) { return r.keys.segment(range.pieces[i].slot).data(); },
       [&](std::size_t i) { return r.aggregates.segment(range.pieces[i].slot).data(); });
+  // Trimmed to the runs: global index at[i] below is then where piece i's runs start.
+  std::vector<std::size_t> per_slot(range.group().size(), 0);
+  for (std::size_t i = 0; i < r.runs.size(); ++i) per_slot[range.pieces[i].slot] = r.runs[i];
+  keep_segment_prefixes(r.keys, per_slot);
+  keep_segment_prefixes(r.aggregates, per_slot);
   const std::size_t k = r.runs.size();
   r.drop.assign(k, 0);
   std::vector<std::size_t> at(k);
@@ -154,7 +159,7 @@ reduce_by_key(KI keys_first, KI keys_last, VI values_first, segmented_iterator<K
   static_assert(std::is_same_v<typename KI::value_type, K>, "multigpu::reduce_by_key: the key output's type must be the keys'");
   static_assert(std::is_same_v<typename VI::value_type, V>,
                 "multigpu::reduce_by_key: the value output's type must be the values'");
-  detail::check_device_operator<Eq>();
+  detail::check_host_device_operator<Eq>();
   detail::check_host_device_operator<Op>();
   const nvtx_range mark("reduce_by_key", static_cast<std::uint64_t>(keys_last - keys_first));
   auto [kv, begin, count] = detail::unpack_range("reduce_by_key", keys_first, keys_last);
@@ -219,7 +224,7 @@ template <class K, class V, class Eq = cuda::std::equal_to<>, class Op = cuda::s
 std::pair<distributed_vector<K>, distributed_vector<V>> reduce_by_key(const distributed_vector<K>& keys,
                                                                       const distributed_vector<V>& values, Eq eq = {},
                                                                       Op op = {}) {
-  detail::check_device_operator<Eq>();
+  detail::check_host_device_operator<Eq>();
   detail::check_host_device_operator<Op>();
   const nvtx_range mark("reduce_by_key", static_cast<std::uint64_t>(keys.size()));
   MULTIGPU_EXPECTS(values.size() >= keys.size(),
@@ -236,11 +241,8 @@ std::pair<distributed_vector<K>, distributed_vector<V>> reduce_by_key(const dist
     sizes[range.pieces[i].slot] = r.runs[i] - r.drop[i];
     dropped = dropped || r.drop[i] != 0;
   }
-  if (!dropped) {  // every slot's runs already start its segment: trim, no copy
-    detail::keep_segment_prefixes(r.keys, sizes);
-    detail::keep_segment_prefixes(r.aggregates, sizes);
+  if (!dropped)  // every slot's runs already fill its segment: no copy
     return {std::move(r.keys), std::move(r.aggregates)};
-  }
   std::pair<distributed_vector<K>, distributed_vector<V>> out{
       distributed_vector<K>(keys.group(), distribution::from_sizes(sizes)),
       distributed_vector<V>(keys.group(), distribution::from_sizes(sizes))};

@@ -65,8 +65,8 @@ T read_device_value(const T* p) {
 /// For each i in [0, last - first), writes to out + i the fold (by op, in order) of the values
 /// from the start of i's run of consecutive equal keys (by eq) up to i, as
 /// thrust::inclusive_scan_by_key. The values start at values_first and need as many elements
-/// as the keys (std::invalid_argument otherwise, nothing written); out may be the values
-/// themselves. op must be associative, not commutative, and __host__ __device__ like eq.
+/// as the keys (std::invalid_argument otherwise, nothing written); out may be the values or
+/// the keys themselves. op must be associative, not commutative, and __host__ __device__ like eq.
 /// Returns the end of the output. Waits for the devices.
 template <segmented_iterator_type KI, segmented_iterator_type VI, class V, class Eq = cuda::std::equal_to<>,
           class Op = cuda::std::plus<>>
@@ -84,7 +84,13 @@ segmented_iterator<V, false> inclusive_scan_by_key(KI keys_first, KI keys_last, 
   auto& out_vector = detail::unpack_output("inclusive_scan_by_key", out, count);
   detail::range_ref<K> range(*kv, begin, count);
   const detail::aligned_input<V> in(range, values, values_first.index());
-  detail::aligned_output<V> result(range, out_vector, out.index());
+  // Staged when the output overlaps the keys (read again after the scan) or the values at
+  // another index.
+  bool stage = detail::overlaps_shifted(values, values_first.index(), out_vector, out.index(), count);
+  if constexpr (std::is_same_v<K, V>)
+    stage = stage || (static_cast<const void*>(&out_vector) == static_cast<const void*>(kv) &&
+                      out.index() < begin + count && begin < out.index() + count);
+  detail::aligned_output<V> result(range, out_vector, out.index(), stage);
 
   const std::size_t k = range.pieces.size();
   detail::group_resources& g = detail::executor_of(range.group()).resources();
