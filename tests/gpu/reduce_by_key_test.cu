@@ -6,7 +6,7 @@
 #include <multigpu/multigpu.hpp>
 #include <multigpu/algorithm/reduce_by_key.hpp>
 
-#include "support.hpp"
+#include "by_key_support.hpp"
 
 #include <stdexcept>
 #include <string>
@@ -16,14 +16,6 @@
 namespace {
 
 using namespace test;
-
-/// Keys of the given run length (0: every key its own run), cycling through 50 values so that
-/// equal keys also appear in runs that are not adjacent.
-std::vector<int> run_keys(std::size_t n, std::size_t length) {
-  std::vector<int> keys(n);
-  for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<int>(length == 0 ? i : (i / length) % 50);
-  return keys;
-}
 
 /// The sequential reference: each run's key and the fold of its values, in order.
 template <class V, class Op>
@@ -40,22 +32,11 @@ std::pair<std::vector<int>, std::vector<V>> reference(const std::vector<int>& ke
   return out;
 }
 
-template <class V>
-V value_at(std::size_t i) {
-  if constexpr (std::is_same_v<V, affine>)
-    return {1 + (i * 7) % 13, (i * 31) % 101};
-  else if constexpr (std::is_floating_point_v<V>)
-    return static_cast<V>(static_cast<int>(i % 17) - 8) * V(0.5);  // exact sums
-  else
-    return static_cast<V>(static_cast<long long>(i % 1001) - 500);
-}
-
 template <class V, class Op>
 void check(const shape& s, std::size_t n, std::size_t length, Op op) {
   SCOPED_TRACE(testing::Message() << s.name << " n=" << n << " run length " << length);
   const std::vector<int> keys = run_keys(n, length);
-  std::vector<V> values(n);
-  for (std::size_t i = 0; i < n; ++i) values[i] = value_at<V>(i);
+  const std::vector<V> values = values_at<V>(n);
   const auto want = reference(keys, values, op);
 
   mg::distributed_vector<int> k(keys.begin(), keys.end(), s.group);
@@ -102,8 +83,7 @@ TEST(ReduceByKey, RunsAcrossSegmentsJoinInOrder) {
       std::vector<int> keys(n, 7);
       keys.front() = 1;
       keys.back() = 2;
-      std::vector<affine> values(n);
-      for (std::size_t i = 0; i < n; ++i) values[i] = value_at<affine>(i);
+      const std::vector<affine> values = values_at<affine>(n);
       const auto want = reference(keys, values, compose{});
       mg::distributed_vector<int> k(keys.begin(), keys.end(), s.group), keys_out(n, 0, s.group);
       mg::distributed_vector<affine> v(values.begin(), values.end(), s.group), values_out(n, s.group);
@@ -124,8 +104,7 @@ TEST(ReduceByKey, LayoutKeepingFormKeepsEachRunWhereItStarts) {
       for (std::size_t length : {std::size_t{1}, std::size_t{3}, n / 3 + 1}) {
         SCOPED_TRACE(testing::Message() << s.name << " n=" << n << " run length " << length);
         const std::vector<int> keys = run_keys(n, length);
-        std::vector<affine> values(n);
-        for (std::size_t i = 0; i < n; ++i) values[i] = value_at<affine>(i);
+        const std::vector<affine> values = values_at<affine>(n);
         const auto want = reference(keys, values, compose{});
         mg::distributed_vector<int> k(keys.begin(), keys.end(), s.group);
         mg::distributed_vector<affine> v(values.begin(), values.end(), s.group);
@@ -153,8 +132,7 @@ TEST(ReduceByKey, SubrangeInPlace) {
     SCOPED_TRACE(s.name);
     const std::size_t n = 1009;
     const std::vector<int> keys = run_keys(n, 4);
-    std::vector<long long> values(n);
-    for (std::size_t i = 0; i < n; ++i) values[i] = value_at<long long>(i);
+    const std::vector<long long> values = values_at<long long>(n);
     const std::vector<int> sub_keys(keys.begin() + 10, keys.end() - 7);
     const std::vector<long long> sub_values(values.begin() + 10, values.end() - 7);
     const auto want = reference(sub_keys, sub_values, cuda::std::plus<>{});

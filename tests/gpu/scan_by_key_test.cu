@@ -4,7 +4,7 @@
 // on another group, in place, subranges, and bad input (nothing written).
 #include <multigpu/multigpu.hpp>
 
-#include "support.hpp"
+#include "by_key_support.hpp"
 
 #include <stdexcept>
 #include <vector>
@@ -12,12 +12,6 @@
 namespace {
 
 using namespace test;
-
-std::vector<int> run_keys(std::size_t n, std::size_t length) {
-  std::vector<int> keys(n);
-  for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<int>(length == 0 ? i : (i / length) % 50);
-  return keys;
-}
 
 template <class V, class Op>
 std::vector<V> reference(const std::vector<int>& keys, const std::vector<V>& values, Op op) {
@@ -27,22 +21,11 @@ std::vector<V> reference(const std::vector<int>& keys, const std::vector<V>& val
   return out;
 }
 
-template <class V>
-V value_at(std::size_t i) {
-  if constexpr (std::is_same_v<V, affine>)
-    return {1 + (i * 7) % 13, (i * 31) % 101};
-  else if constexpr (std::is_floating_point_v<V>)
-    return static_cast<V>(static_cast<int>(i % 17) - 8) * V(0.5);  // exact sums
-  else
-    return static_cast<V>(static_cast<long long>(i % 1001) - 500);
-}
-
 template <class V, class Op>
 void check(const shape& s, std::size_t n, std::size_t length, Op op) {
   SCOPED_TRACE(testing::Message() << s.name << " n=" << n << " run length " << length);
   const std::vector<int> keys = run_keys(n, length);
-  std::vector<V> values(n);
-  for (std::size_t i = 0; i < n; ++i) values[i] = value_at<V>(i);
+  const std::vector<V> values = values_at<V>(n);
   const std::vector<V> want = reference(keys, values, op);
   mg::distributed_vector<int> k(keys.begin(), keys.end(), s.group);
   mg::distributed_vector<V> v(values.begin(), values.end(), s.group);
@@ -81,8 +64,7 @@ TEST(InclusiveScanByKey, RunsAcrossSegmentsCarryInOrder) {
       std::vector<int> keys(n, 7);
       keys.front() = 1;
       keys.back() = 2;
-      std::vector<affine> values(n);
-      for (std::size_t i = 0; i < n; ++i) values[i] = value_at<affine>(i);
+      const std::vector<affine> values = values_at<affine>(n);
       mg::distributed_vector<int> k(keys.begin(), keys.end(), s.group);
       mg::distributed_vector<affine> v(values.begin(), values.end(), s.group), out(n, s.group);
       mg::inclusive_scan_by_key(k, v, out, cuda::std::equal_to<>{}, compose{});
@@ -95,8 +77,7 @@ TEST(InclusiveScanByKey, Subrange) {
     SCOPED_TRACE(s.name);
     const std::size_t n = 1009;
     const std::vector<int> keys = run_keys(n, 5);
-    std::vector<long long> values(n);
-    for (std::size_t i = 0; i < n; ++i) values[i] = value_at<long long>(i);
+    const std::vector<long long> values = values_at<long long>(n);
     mg::distributed_vector<int> k(keys.begin(), keys.end(), s.group);
     mg::distributed_vector<long long> v(values.begin(), values.end(), s.group);
     // [12, n - 7) in place: the first run starts at 12, mid-run.
