@@ -35,38 +35,23 @@ namespace detail {
 template <class K, class V, class Eq, class Op, class KeysTo, class ValuesTo>
 std::vector<std::size_t> reduce_pieces_by_key(const range_ref<K>& range, const aligned_input<V>& values, Eq eq, Op op,
                                               KeysTo keys_to, ValuesTo values_to) {
-  const std::size_t k = range.pieces.size();
-  std::vector<std::size_t> runs(k, 0);
-  if (k == 0) return runs;
-  group_resources& g = executor_of(range.group()).resources();
-  staging_pool::lease found = g.staging().acquire(k * sizeof(std::int64_t));
-  auto* n_runs = found.as<std::int64_t>();
-  {
-    for (const piece& p : range.pieces) {
-      device_guard guard(g.device(p.slot));
-      found.order_before(g.stream(p.slot));
-    }
-    executor_lock lock(g.scratch());
-    for_each_piece(range, [&](const piece_context& ctx) {
-      const K* keys_in = range.data(ctx.index);
-      const V* values_in = values.data(ctx.index);
-      K* keys_out = keys_to(ctx.index);
-      V* values_out = values_to(ctx.index);
-      std::int64_t* counted = n_runs + ctx.index;
-      cub_call(*ctx.scratch, ctx.stream, "cub::DeviceReduce::ReduceByKey", ctx.count,
-               [&](void* temp, std::size_t& bytes) {
-                 return with_count(ctx.count, [&](auto n) {
-                   using offset = decltype(n);
-                   return cub::DispatchReduceByKey<const K*, K*, const V*, V*, std::int64_t*, Eq, Op, offset>::Dispatch(
-                       temp, bytes, keys_in, keys_out, values_in, values_out, counted, eq, op, n, ctx.stream);
+  const std::vector<std::int64_t> runs =
+      counted_pieces<std::int64_t>(range, [&](const piece_context& ctx, std::int64_t* counted) {
+        const K* keys_in = range.data(ctx.index);
+        const V* values_in = values.data(ctx.index);
+        K* keys_out = keys_to(ctx.index);
+        V* values_out = values_to(ctx.index);
+        cub_call(*ctx.scratch, ctx.stream, "cub::DeviceReduce::ReduceByKey", ctx.count,
+                 [&](void* temp, std::size_t& bytes) {
+                   return with_count(ctx.count, [&](auto n) {
+                     using offset = decltype(n);
+                     return cub::DispatchReduceByKey<const K*, K*, const V*, V*, std::int64_t*, Eq, Op,
+                                                     offset>::Dispatch(temp, bytes, keys_in, keys_out, values_in,
+                                                                       values_out, counted, eq, op, n, ctx.stream);
+                   });
                  });
-               });
-      found.fence(ctx.device, ctx.stream);
-    });
-  }
-  found.order_before_host();
-  for (std::size_t i = 0; i < k; ++i) runs[i] = static_cast<std::size_t>(n_runs[i]);
-  return runs;
+      });
+  return std::vector<std::size_t>(runs.begin(), runs.end());
 }
 
 /// The runs of every piece, each slot's in a vector laid out as the range, and for each piece
@@ -133,6 +118,29 @@ joined_runs<K, V> reduce_and_join(const range_ref<K>& range, const aligned_input
   return r;
 }
 
+/// Copies the joined runs, in order and without each piece's dropped first run, to `keys` from
+/// keys_at and to `values` from values_at. Runs that lie side by side go in one copy per
+/// output (a dropped run splits them), so that without runs crossing slots it is one copy each.
+template <class K, class V>
+void copy_joined_runs(const joined_runs<K, V>& r, distributed_vector<K>& keys, std::size_t keys_at,
+                      distributed_vector<V>& values, std::size_t values_at) {
+  std::size_t from = 0, length = 0, written = 0, at = 0;
+  auto flush = [&] {
+    if (length == 0) return;
+    keys.copy_range_from(r.keys, from, length, keys_at + written);
+    values.copy_range_from(r.aggregates, from, length, values_at + written);
+    written += length;
+    length = 0;
+  };
+  for (std::size_t i = 0; i < r.runs.size(); ++i) {
+    if (r.drop[i] != 0) flush();
+    if (length == 0) from = at + r.drop[i];
+    length += r.runs[i] - r.drop[i];
+    at += r.runs[i];
+  }
+  flush();
+}
+
 /// Throws std::invalid_argument unless `out` has room for `runs` elements.
 template <class T>
 void expect_room_for_runs(segmented_iterator<T, false> out, std::size_t count, std::size_t runs, const char* which) {
@@ -195,15 +203,7 @@ reduce_by_key(KI keys_first, KI keys_last, VI values_first, segmented_iterator<K
   detail::joined_runs<K, V> r = detail::reduce_and_join(range, aligned, eq, op);
   detail::expect_room_for_runs(keys_out, count, r.total, "the key output");
   detail::expect_room_for_runs(values_out, count, r.total, "the value output");
-  for (std::size_t i = 0, at = 0, written = 0; i < r.runs.size(); ++i) {
-    const std::size_t n = r.runs[i] - r.drop[i];
-    if (n > 0) {
-      keys_out.container()->copy_range_from(r.keys, at + r.drop[i], n, keys_out.index() + written);
-      values_out.container()->copy_range_from(r.aggregates, at + r.drop[i], n, values_out.index() + written);
-    }
-    written += n;
-    at += r.runs[i];
-  }
+  detail::copy_joined_runs(r, *keys_out.container(), keys_out.index(), *values_out.container(), values_out.index());
   return {keys_out + static_cast<std::ptrdiff_t>(r.total), values_out + static_cast<std::ptrdiff_t>(r.total)};
 }
 
@@ -246,15 +246,7 @@ std::pair<distributed_vector<K>, distributed_vector<V>> reduce_by_key(const dist
   std::pair<distributed_vector<K>, distributed_vector<V>> out{
       distributed_vector<K>(keys.group(), distribution::from_sizes(sizes)),
       distributed_vector<V>(keys.group(), distribution::from_sizes(sizes))};
-  for (std::size_t i = 0, at = 0, written = 0; i < r.runs.size(); ++i) {  // slot by slot, on each device
-    const std::size_t n = r.runs[i] - r.drop[i];
-    if (n > 0) {
-      out.first.copy_range_from(r.keys, at + r.drop[i], n, written);
-      out.second.copy_range_from(r.aggregates, at + r.drop[i], n, written);
-    }
-    written += n;
-    at += r.runs[i];
-  }
+  detail::copy_joined_runs(r, out.first, 0, out.second, 0);  // slot by slot, each on its device
   return out;
 }
 

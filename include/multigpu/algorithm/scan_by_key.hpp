@@ -53,13 +53,6 @@ __global__ void fold_carry_into_run(V* out, std::size_t n, V carry, Op op) {
     out[j] = static_cast<V>(op(carry, out[j]));
 }
 
-template <class T>
-T read_device_value(const T* p) {
-  T value;
-  MULTIGPU_CUDA_TRY(cudaMemcpy(&value, p, sizeof(T), cudaMemcpyDefault));
-  return value;
-}
-
 }  // namespace detail
 
 /// For each i in [0, last - first), writes to out + i the fold (by op, in order) of the values
@@ -93,31 +86,24 @@ segmented_iterator<V, false> inclusive_scan_by_key(KI keys_first, KI keys_last, 
   detail::aligned_output<V> result(range, out_vector, out.index(), stage);
 
   const std::size_t k = range.pieces.size();
-  detail::group_resources& g = detail::executor_of(range.group()).resources();
-  auto found = g.staging().acquire(k * sizeof(std::uint64_t));
-  auto* lead = found.as<std::uint64_t>();
-  {
-    for (const piece& p : range.pieces) {
-      device_guard guard(g.device(p.slot));
-      found.order_before(g.stream(p.slot));
-    }
-    detail::executor_lock lock(g.scratch());
-    detail::for_each_piece(range, [&](const detail::piece_context& ctx) {
-      const K* keys = range.data(ctx.index);
-      const V* values_in = in.data(ctx.index);
-      V* values_out = result.data(ctx.index);
-      detail::cub_call(*ctx.scratch, ctx.stream, "cub::DeviceScan::InclusiveScanByKey", ctx.count,
-                       [&](void* temp, std::size_t& bytes) {
-                         return detail::with_count(ctx.count, [&](auto n) {
-                           return cub::DeviceScan::InclusiveScanByKey(temp, bytes, keys, values_in, values_out, op, n,
-                                                                      eq, ctx.stream);
+  // Per piece after the first: the length of its leading run (the first key that differs
+  // from the piece's first, or the piece's count).
+  const std::vector<std::uint64_t> lead = detail::counted_pieces<std::uint64_t>(
+      range, [&](const detail::piece_context& ctx, std::uint64_t* length) {
+        const K* keys = range.data(ctx.index);
+        const V* values_in = in.data(ctx.index);
+        V* values_out = result.data(ctx.index);
+        detail::cub_call(*ctx.scratch, ctx.stream, "cub::DeviceScan::InclusiveScanByKey", ctx.count,
+                         [&](void* temp, std::size_t& bytes) {
+                           return detail::with_count(ctx.count, [&](auto n) {
+                             return cub::DeviceScan::InclusiveScanByKey(temp, bytes, keys, values_in, values_out, op,
+                                                                        n, eq, ctx.stream);
+                           });
                          });
-                       });
-      if (ctx.index > 0) {
+        if (ctx.index == 0) return;
         auto changes = thrust::make_transform_iterator(
             thrust::counting_iterator<std::uint64_t>(0),
             detail::key_change_at<K, Eq>{keys, static_cast<std::uint64_t>(ctx.count), eq});
-        std::uint64_t* length = lead + ctx.index;
         detail::cub_call(*ctx.scratch, ctx.stream, "cub::DeviceReduce::Reduce (leading run)", ctx.count,
                          [&](void* temp, std::size_t& bytes) {
                            return detail::with_count(ctx.count, [&](auto n) {
@@ -125,26 +111,23 @@ segmented_iterator<V, false> inclusive_scan_by_key(KI keys_first, KI keys_last, 
                                                               static_cast<std::uint64_t>(ctx.count), ctx.stream);
                            });
                          });
-      }
-      found.fence(ctx.device, ctx.stream);
-    });
-  }
-  found.order_before_host();
+      });
 
   // Carries, in order: piece i's leading run continues the run before it when the keys on
   // both sides of the boundary are equal; that run's value at the boundary is the value
   // scanned there, with its own carry folded in when the whole piece before was one run.
   std::vector<std::optional<V>> carry(k);
-  for (std::size_t i = 1; i < k; ++i) {
-    const std::size_t before = range.pieces[i - 1].count - 1;
-    const K left = detail::read_device_value(range.data(i - 1) + before);
-    const K right = detail::read_device_value(range.data(i));
+  std::size_t start = range.pieces.empty() ? 0 : range.pieces[0].count;  // of piece i in the range
+  for (std::size_t i = 1; i < k; start += range.pieces[i].count, ++i) {
+    const K left = range.read(start - 1);
+    const K right = range.read(start);
     if (!static_cast<bool>(eq(left, right))) continue;
-    const V scanned = detail::read_device_value(result.data(i - 1) + before);
+    const V scanned = result.read(start - 1);
     const bool whole_run_carried = carry[i - 1].has_value() && lead[i - 1] == range.pieces[i - 1].count;
     carry[i] = whole_run_carried ? static_cast<V>(op(*carry[i - 1], scanned)) : scanned;
   }
   {
+    detail::group_resources& g = detail::executor_of(range.group()).resources();
     detail::executor_lock lock(g.scratch());
     for (std::size_t i = 1; i < k; ++i) {
       if (!carry[i]) continue;

@@ -43,53 +43,34 @@ struct negated {
   }
 };
 
-/// The survivors of `range`, in a new vector on the range's group: slot s holds the survivors
-/// of the range's piece on slot s, in order (the layout-keeping form). `select(temp, bytes, in,
-/// out, n_selected, n, piece_index, stream)` runs one CUB selection (named `what`) on a piece.
-/// Waits for the devices: the counts size the result.
-/// The selection itself: piece i's survivors go to `destination(i)` (a device pointer on the
-/// piece's device, with room for the piece); returns the survivors per piece. Waits.
+/// The selection itself: `select(temp, bytes, in, out, n_selected, n, piece_index, stream)`
+/// runs one CUB selection (named `Select::name`) on a piece, whose survivors go to `destination(i)` (a
+/// device pointer on the piece's device, with room for the piece). Returns the survivors per
+/// piece. Waits for the devices.
 template <class T, class Select, class Destination>
-std::vector<std::size_t> select_pieces_to(const range_ref<T>& range, const char* what, Select select,
-                                          Destination destination) {
-  const std::size_t k = range.pieces.size();
-  std::vector<std::size_t> survivors(k, 0);
-  if (k == 0) return survivors;
-  group_resources& g = executor_of(range.group()).resources();
-  staging_pool::lease found = g.staging().acquire(k * sizeof(std::int64_t));
-  auto* selected = found.as<std::int64_t>();
-  {
-    // Every stream follows the block's earlier users first; each then writes only its own
-    // count, so the slots' selects do not wait for each other.
-    for (const piece& p : range.pieces) {
-      device_guard guard(g.device(p.slot));
-      found.order_before(g.stream(p.slot));
-    }
-    // The slots' scratch (CUB's temporary storage) is shared with the collectives.
-    executor_lock lock(g.scratch());
-    for_each_piece(range, [&](const piece_context& ctx) {
-      const T* in = range.data(ctx.index);
-      T* out = destination(ctx.index);
-      std::int64_t* n_selected = selected + ctx.index;
-      cub_call(*ctx.scratch, ctx.stream, what, ctx.count, [&](void* temp, std::size_t& bytes) {
-        return with_count(ctx.count, [&](auto n) {
-          return select(temp, bytes, in, out, n_selected, n, ctx.index, ctx.stream);
+std::vector<std::size_t> select_pieces_to(const range_ref<T>& range, Select select, Destination destination) {
+  const std::vector<std::int64_t> selected =
+      counted_pieces<std::int64_t>(range, [&](const piece_context& ctx, std::int64_t* n_selected) {
+        const T* in = range.data(ctx.index);
+        T* out = destination(ctx.index);
+        cub_call(*ctx.scratch, ctx.stream, Select::name, ctx.count, [&](void* temp, std::size_t& bytes) {
+          return with_count(ctx.count, [&](auto n) {
+            return select(temp, bytes, in, out, n_selected, n, ctx.index, ctx.stream);
+          });
         });
       });
-      found.fence(ctx.device, ctx.stream);
-    });
-  }
-  found.order_before_host();
-  for (std::size_t i = 0; i < k; ++i) survivors[i] = static_cast<std::size_t>(selected[i]);
-  return survivors;
+  return std::vector<std::size_t>(selected.begin(), selected.end());
 }
 
+/// The survivors of `range`, in a new vector on the range's group: slot s holds the survivors
+/// of the range's piece on slot s, in order (the layout-keeping form). Waits for the devices:
+/// the counts size the result.
 template <class T, class Select>
-distributed_vector<T> select_pieces_with(const range_ref<T>& range, const char* what, Select select) {
+distributed_vector<T> select_pieces_with(const range_ref<T>& range, Select select) {
   // Selected into a vector as large as the input's pieces, then trimmed to the survivors.
   distributed_vector<T> kept(range.group(), layout_like(range));
   const std::vector<std::size_t> survivors =
-      select_pieces_to(range, what, select, [&](std::size_t i) { return kept.segment(range.pieces[i].slot).data(); });
+      select_pieces_to(range, select, [&](std::size_t i) { return kept.segment(range.pieces[i].slot).data(); });
   std::vector<std::size_t> counts(range.group().size(), 0);
   for (std::size_t i = 0; i < survivors.size(); ++i) counts[range.pieces[i].slot] = survivors[i];
   keep_segment_prefixes(kept, counts);
@@ -131,7 +112,7 @@ struct if_selection {
 /// The survivors of `range` under `pred`, kept per slot.
 template <class T, class Pred>
 distributed_vector<T> select_pieces(const range_ref<T>& range, Pred pred) {
-  return select_pieces_with(range, if_selection<Pred>::name, if_selection<Pred>{pred});
+  return select_pieces_with(range, if_selection<Pred>{pred});
 }
 
 /// Whether element i of a piece starts a run of elements equal by `eq`: the first element of
@@ -175,7 +156,7 @@ struct unique_selection {
 /// The first element of every run of equal elements of `range`, kept per slot.
 template <class T, class Eq>
 distributed_vector<T> unique_pieces(const range_ref<T>& range, Eq eq) {
-  return select_pieces_with(range, unique_selection<T, Eq>::name, unique_selection<T, Eq>(range, eq));
+  return select_pieces_with(range, unique_selection<T, Eq>(range, eq));
 }
 
 /// The layout-keeping result, compacted when fewer than a quarter of the elements survived, so
@@ -212,29 +193,36 @@ segmented_iterator<U, false> write_selected(const char* algorithm, const distrib
 /// call costs what one CUB select does), otherwise into a layout-keeping temporary that
 /// write_selected moves into place.
 template <class T, class U, class Select>
-segmented_iterator<U, false> select_with_into(const char* algorithm, const range_ref<T>& range, const char* what,
-                                              Select select, segmented_iterator<U, false> out) {
+segmented_iterator<U, false> select_with_into(const char* algorithm, const range_ref<T>& range, Select select,
+                                              segmented_iterator<U, false> out) {
   if (U* direct = direct_output(range, out)) {
     // The output has room for every input element, so the survivors always fit.
-    const std::vector<std::size_t> survivors = select_pieces_to(range, what, select, [&](std::size_t) { return direct; });
+    const std::vector<std::size_t> survivors = select_pieces_to(range, select, [&](std::size_t) { return direct; });
     return out + static_cast<std::ptrdiff_t>(survivors[0]);
   }
-  return write_selected(algorithm, select_pieces_with(range, what, select), range.count, out);
+  return write_selected(algorithm, select_pieces_with(range, select), range.count, out);
 }
 
-/// The STL form: the survivors of [first, last) under `pred` written densely from `out`;
-/// returns the output's new end. std::invalid_argument, with nothing written, when the output
-/// has no room for them.
-template <class In, class U, class Pred>
-segmented_iterator<U, false> select_into(const char* algorithm, In first, In last, segmented_iterator<U, false> out,
-                                         Pred pred) {
+/// The STL form: the elements of [first, last) that the selection `make(range)` keeps, written
+/// densely from `out`; returns the output's new end. std::invalid_argument, with nothing
+/// written, when the output has no room for them.
+template <class In, class U, class MakeSelection>
+segmented_iterator<U, false> select_range_into(const char* algorithm, In first, In last,
+                                               segmented_iterator<U, false> out, MakeSelection make) {
   using T = typename In::value_type;
   auto [v, begin, count] = unpack_range(algorithm, first, last);
   MULTIGPU_EXPECTS(out.container() != nullptr || count == 0,
                    concat(algorithm, ": the output iterator does not belong to a vector (default-constructed?)"));
   if (count == 0) return out;
   range_ref<T> range(*v, begin, count);
-  return select_with_into(algorithm, range, if_selection<Pred>::name, if_selection<Pred>{pred}, out);
+  return select_with_into(algorithm, range, make(range), out);
+}
+
+/// The survivors of [first, last) under `pred`, as select_range_into.
+template <class In, class U, class Pred>
+segmented_iterator<U, false> select_into(const char* algorithm, In first, In last, segmented_iterator<U, false> out,
+                                         Pred pred) {
+  return select_range_into(algorithm, first, last, out, [&](const auto&) { return if_selection<Pred>{pred}; });
 }
 
 /// As select_into, keeping the first element of every run of equal elements.
@@ -242,12 +230,8 @@ template <class In, class U, class Eq>
 segmented_iterator<U, false> unique_into(const char* algorithm, In first, In last, segmented_iterator<U, false> out,
                                          Eq eq) {
   using T = typename In::value_type;
-  auto [v, begin, count] = unpack_range(algorithm, first, last);
-  MULTIGPU_EXPECTS(out.container() != nullptr || count == 0,
-                   concat(algorithm, ": the output iterator does not belong to a vector (default-constructed?)"));
-  if (count == 0) return out;
-  range_ref<T> range(*v, begin, count);
-  return select_with_into(algorithm, range, unique_selection<T, Eq>::name, unique_selection<T, Eq>(range, eq), out);
+  return select_range_into(algorithm, first, last, out,
+                           [&](const range_ref<T>& range) { return unique_selection<T, Eq>(range, eq); });
 }
 
 }  // namespace detail

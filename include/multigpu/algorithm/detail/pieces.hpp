@@ -10,6 +10,7 @@
 #include <multigpu/core/nvtx.hpp>
 #include <multigpu/runtime/detail/executor.hpp>
 #include <multigpu/runtime/detail/group_resources.hpp>
+#include <multigpu/runtime/detail/scratch.hpp>
 
 #include <optional>
 #include <type_traits>
@@ -34,6 +35,8 @@ struct range_ref {
   T* data(std::size_t i) const {
     return const_cast<T*>(vector->segment(pieces[i].slot).data()) + pieces[i].local_offset;
   }
+  /// Element i of the range, read after the work already enqueued on its slot's stream.
+  T read(std::size_t i) const { return vector->read(first + i); }
 };
 
 /// A layout of `reference`'s group whose block [0, count) splits into exactly the pieces of
@@ -99,6 +102,8 @@ class aligned_output {
     range_ = range_ref<U>(*temp_, 0, reference.count);
   }
   U* data(std::size_t i) const { return range_.data(i); }
+  /// Element i of the results (staged or in place), read after the work already enqueued.
+  U read(std::size_t i) const { return range_.read(i); }
   bool staged() const noexcept { return temp_.has_value(); }
   /// Moves staged results into the real output (no-op when aligned).
   void commit() {
@@ -127,6 +132,35 @@ template <class T, class Step>
 void for_each_piece(const range_ref<T>& reference, Step&& step) {
   if (reference.pieces.empty()) return;
   for_each_piece(reference, executor_of(reference.group()).streams(), step);
+}
+
+/// The skeleton of a call whose every piece yields one number the host needs (a selection's
+/// survivors, a reduce-by-key's runs): `step(ctx, where)` enqueues piece ctx.index's work,
+/// which writes its number to `where`, an entry of a pinned staging block. Every slot's stream
+/// first follows the block's earlier users; the steps run under the executor's lock (CUB's
+/// temporary storage is the slots' scratch, shared with the collectives) and do not wait for
+/// each other. Waits for the devices and returns the numbers, one per piece; an entry that a
+/// step did not write is unspecified.
+template <class Count, class T, class Step>
+std::vector<Count> counted_pieces(const range_ref<T>& range, Step&& step) {
+  const std::size_t k = range.pieces.size();
+  if (k == 0) return {};
+  group_resources& g = executor_of(range.group()).resources();
+  staging_pool::lease found = g.staging().acquire(k * sizeof(Count));
+  Count* counts = found.as<Count>();
+  {
+    for (const piece& p : range.pieces) {
+      device_guard guard(g.device(p.slot));
+      found.order_before(g.stream(p.slot));
+    }
+    executor_lock lock(g.scratch());
+    for_each_piece(range, [&](const piece_context& ctx) {
+      step(ctx, counts + ctx.index);
+      found.fence(ctx.device, ctx.stream);
+    });
+  }
+  found.order_before_host();
+  return std::vector<Count>(counts, counts + k);
 }
 
 /// Throws std::invalid_argument naming both lengths unless they are equal.
