@@ -2,6 +2,8 @@
 
 #include <multigpu/core/error.hpp>
 
+#include <cstring>
+
 namespace multigpu {
 namespace {
 void wait_for(cudaStream_t stream) {
@@ -9,15 +11,23 @@ void wait_for(cudaStream_t stream) {
 }
 }  // namespace
 
+void in_process_communicator::copy(void* dst, const void* src, std::size_t bytes) const {
+  if (host_buffers()) {
+    if (bytes > 0 && dst != src) std::memmove(dst, src, bytes);
+  } else {
+    detail::copy_bytes(dst, src, bytes);
+  }
+}
+
 void in_process_communicator::all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) {
   wait_for(stream);
-  detail::copy_bytes(recv, send, bytes);
+  copy(recv, send, bytes);
 }
 
 void in_process_communicator::all_reduce(const void* send, void* recv, std::size_t count, data_type type, reduce_op,
                                          cudaStream_t stream) {
   wait_for(stream);
-  detail::copy_bytes(recv, send, count * size_of(type));
+  copy(recv, send, count * size_of(type));
 }
 
 void in_process_communicator::send_recv_bytes(const void* send, std::size_t send_bytes, int send_to, void* recv,
@@ -27,7 +37,7 @@ void in_process_communicator::send_recv_bytes(const void* send, std::size_t send
   wait_for(stream);
   if (send_to == 0) {
     std::vector<std::byte> message(send_bytes);
-    detail::copy_bytes(message.data(), send, send_bytes);
+    copy(message.data(), send, send_bytes);
     mailbox_.push_back(std::move(message));
   }
   if (recv_from == 0) {
@@ -39,7 +49,7 @@ void in_process_communicator::send_recv_bytes(const void* send, std::size_t send
     if (message.size() != recv_bytes)
       throw comm_error(detail::concat("multigpu: in-process communicator: recv of ", recv_bytes,
                                       " bytes matched a send of ", message.size(), " bytes"));
-    detail::copy_bytes(recv, message.data(), recv_bytes);
+    copy(recv, message.data(), recv_bytes);
   }
 }
 
@@ -55,7 +65,7 @@ void in_process_communicator::all_to_all_v_bytes(const void* send, std::span<con
     throw comm_error(detail::concat("multigpu: in-process all_to_all_v: rank 0 sends ", send_counts[0],
                                     " bytes to itself but expects ", recv_counts[0]));
   wait_for(stream);
-  detail::copy_bytes(static_cast<std::byte*>(recv) + recv_displs[0],
+  copy(static_cast<std::byte*>(recv) + recv_displs[0],
                      static_cast<const std::byte*>(send) + send_displs[0], send_counts[0]);
 }
 

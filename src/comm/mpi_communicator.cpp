@@ -115,7 +115,7 @@ class mpi_communicator::staged {
 
  private:
   bool must_stage(const void* p, std::size_t bytes) const {
-    return bytes > 0 && !comm_.cuda_aware_ && detail::is_device_pointer(p);
+    return bytes > 0 && !comm_.cuda_aware_ && !comm_.host_buffers() && detail::is_device_pointer(p);
   }
   static void ensure(pinned_buffer& buffer, std::size_t bytes) {
     if (buffer.size() < bytes) buffer = pinned_buffer(bytes, pinned_buffer::mapping::none);

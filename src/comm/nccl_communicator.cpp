@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -20,7 +23,8 @@ namespace {
 struct nccl_api {
   decltype(&ncclGetVersion) get_version;
   decltype(&ncclGetUniqueId) get_unique_id;
-  decltype(&ncclCommInitRank) init_rank;
+  decltype(&ncclCommInitRankConfig) init_rank_config;
+  decltype(&ncclCommFinalize) finalize;
   decltype(&ncclCommDestroy) destroy;
   decltype(&ncclCommAbort) abort;
   decltype(&ncclCommGetAsyncError) get_async_error;
@@ -66,7 +70,8 @@ const nccl_api& nccl() {
   std::string missing;
   bind(library, api.get_version, "ncclGetVersion", missing);
   bind(library, api.get_unique_id, "ncclGetUniqueId", missing);
-  bind(library, api.init_rank, "ncclCommInitRank", missing);
+  bind(library, api.init_rank_config, "ncclCommInitRankConfig", missing);
+  bind(library, api.finalize, "ncclCommFinalize", missing);
   bind(library, api.destroy, "ncclCommDestroy", missing);
   bind(library, api.abort, "ncclCommAbort", missing);
   bind(library, api.get_async_error, "ncclCommGetAsyncError", missing);
@@ -83,7 +88,8 @@ const nccl_api& nccl() {
   bind(library, api.group_end, "ncclGroupEnd", missing);
   if (!missing.empty()) {
     dlclose(library);
-    throw comm_error(detail::concat("multigpu: the NCCL library found lacks ", missing, " (too old?)"));
+    throw comm_error(detail::concat("multigpu: the NCCL library found lacks ", missing,
+                                    " (older than 2.14?); install NCCL 2.14 or newer"));
   }
   loaded = true;
   return api;
@@ -149,13 +155,13 @@ class nccl_communicator::staged {
  public:
   staged(nccl_communicator& comm, cudaStream_t stream) : comm_(comm), stream_(stream) {}
   const void* in(const void* p, std::size_t bytes) {
-    if (bytes == 0 || detail::is_device_pointer(p)) return p;
+    if (bytes == 0 || on_device(p)) return p;
     void* d = comm_.scratch(0, bytes);
     MULTIGPU_CUDA_TRY(cudaMemcpyAsync(d, p, bytes, cudaMemcpyHostToDevice, stream_));
     return d;
   }
   void* out(void* p, std::size_t bytes, bool preload = false) {
-    if (bytes == 0 || detail::is_device_pointer(p)) return p;
+    if (bytes == 0 || on_device(p)) return p;
     void* d = comm_.scratch(1, bytes);
     if (preload) MULTIGPU_CUDA_TRY(cudaMemcpyAsync(d, p, bytes, cudaMemcpyHostToDevice, stream_));
     out_ = p;
@@ -171,10 +177,96 @@ class nccl_communicator::staged {
   }
 
  private:
+  bool on_device(const void* p) const { return !comm_.host_buffers() && detail::is_device_pointer(p); }
   nccl_communicator& comm_;
   cudaStream_t stream_;
   void* out_ = nullptr;
   std::size_t out_bytes_ = 0;
+};
+
+/// Watches the wait in flight (see the header): a thread that looks a few times per timeout at
+/// the wait's deadline and at ncclCommGetAsyncError, and aborts the NCCL communicator when
+/// either says so; the waiting call then finds the verdict and throws. When the stream is
+/// still not done one timeout after the abort (other work than NCCL's holds it, which an
+/// abort cannot end), it says so and ends the process, as the MPI communicator's watchdog does.
+class nccl_communicator::watchdog {
+ public:
+  watchdog(ncclComm_t comm, int rank, int size) : comm_(comm), rank_(rank), size_(size), thread_([this] { run(); }) {}
+  ~watchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  watchdog(const watchdog&) = delete;
+  watchdog& operator=(const watchdog&) = delete;
+
+  /// A wait for `call` starts now.
+  void begin(const char* call, double timeout_s) {
+    std::lock_guard lock(mutex_);
+    call_ = call;
+    limit_ = std::chrono::duration_cast<clock::duration>(
+        std::chrono::duration<double>(std::min(timeout_s, 1e9)));  // over 30 years: for ever, in effect
+    deadline_ = clock::now() + limit_;
+    verdict_.clear();
+    waiting_ = true;
+  }
+  /// The wait ended. Returns why the communicator was aborted during it, or "" (it was not).
+  std::string end() {
+    std::lock_guard lock(mutex_);
+    waiting_ = false;
+    return std::move(verdict_);
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (!stop_) {
+      if (waiting_) look();
+      const auto period = std::clamp<clock::duration>(limit_ / 8, std::chrono::milliseconds(1), std::chrono::seconds(1));
+      wake_.wait_for(lock, period, [&] { return stop_; });
+    }
+  }
+  /// With the mutex held, during a wait.
+  void look() {
+    const nccl_api& api = nccl();
+    if (aborted_) {
+      if (clock::now() < deadline_) return;
+      std::fprintf(stderr,
+                   "multigpu: NCCL %s on rank %d of %d: the stream is still busy one timeout after the NCCL "
+                   "communicator was aborted (other work holds it). Ending the process.\n",
+                   call_, rank_, size_);
+      std::fflush(stderr);
+      std::abort();
+    }
+    ncclResult_t async = ncclSuccess;
+    const ncclResult_t asked = api.get_async_error(comm_, &async);
+    if (asked != ncclSuccess) async = asked;
+    const bool late = clock::now() > deadline_;
+    if ((async == ncclSuccess || async == ncclInProgress) && !late) return;
+    verdict_ = late ? detail::concat("made no progress within ", std::chrono::duration<double>(limit_).count(),
+                                     " s (a peer failed or skipped the call; MULTIGPU_COMM_TIMEOUT_S sets the limit)")
+                    : detail::concat("failed: ", describe(async));
+    api.abort(comm_);  // ends NCCL's kernels, so the waiting call returns
+    aborted_ = true;
+    deadline_ = clock::now() + limit_;
+  }
+
+  ncclComm_t comm_;
+  int rank_, size_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  const char* call_ = "";
+  clock::duration limit_ = std::chrono::seconds(1);
+  clock::time_point deadline_{};
+  std::string verdict_;
+  bool waiting_ = false;
+  bool aborted_ = false;
+  bool stop_ = false;
+  std::thread thread_;  // last: it starts once the members above exist
 };
 
 ncclUniqueId nccl_communicator::make_unique_id() {
@@ -216,6 +308,7 @@ nccl_communicator::nccl_communicator(ncclComm_t comm) {
   check_static(api.cu_device(comm_, &device_), "ncclCommCuDevice");
   device_guard guard(device_);
   MULTIGPU_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  MULTIGPU_CUDA_TRY(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
 }
 
 void nccl_communicator::init(const ncclUniqueId& id, int rank, int size, int device) {
@@ -231,21 +324,73 @@ void nccl_communicator::init(const ncclUniqueId& id, int rank, int size, int dev
   device_ = device;
   device_guard guard(device_);
   MULTIGPU_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  ncclResult_t result = api.init_rank(&comm_, size, id, rank);
-  if (result != ncclSuccess) {
+  MULTIGPU_CUDA_TRY(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+  // Non-blocking: the call returns at once, and a rank that never joins is a timeout, not a hang.
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclResult_t result = api.init_rank_config(&comm_, size, id, rank, &config);
+  owned_ = comm_ != nullptr;
+  const std::string joining = detail::concat("ncclCommInitRankConfig (rank ", rank, " of ", size, " on device ", device, ")");
+  try {
+    if (result == ncclInProgress) result = settle(joining.c_str());  // throws after aborting on timeout
+    if (result != ncclSuccess) {
+      if (comm_ != nullptr) api.abort(comm_);
+      comm_ = nullptr;
+      owned_ = false;
+      throw comm_error(detail::concat("multigpu: ", joining, " failed: ", describe(result)));
+    }
+  } catch (...) {  // no destructor runs for a constructor that throws
+    MULTIGPU_CUDA_REPORT(cudaEventDestroy(done_));
     MULTIGPU_CUDA_REPORT(cudaStreamDestroy(stream_));
-    throw comm_error(detail::concat("multigpu: ncclCommInitRank (rank ", rank, " of ", size, " on device ", device,
-                                    ") failed: ", describe(result)));
+    throw;
   }
-  owned_ = true;
+}
+
+ncclResult_t nccl_communicator::settle(const char* call) {
+  using clock = std::chrono::steady_clock;
+  const nccl_api& api = nccl();
+  const auto until = deadline();
+  for (long polls = 0;; ++polls) {
+    ncclResult_t state = ncclInProgress;
+    const ncclResult_t asked = api.get_async_error(comm_, &state);
+    if (asked != ncclSuccess) return asked;
+    if (state != ncclInProgress) return state;
+    if (clock::now() > until) {
+      api.abort(comm_);
+      comm_ = nullptr;  // aborted: nothing left to destroy or use
+      owned_ = false;
+      throw comm_error(detail::concat("multigpu: NCCL ", call, " on rank ", rank_, " of ", size_,
+                                      " did not finish within ", timeout().count(),
+                                      " s (a peer failed or did not join; MULTIGPU_COMM_TIMEOUT_S sets the limit); "
+                                      "the communicator was aborted"));
+    }
+    if (polls > 100) std::this_thread::sleep_for(std::chrono::microseconds(polls > 10000 ? 1000 : 10));
+  }
 }
 
 nccl_communicator::~nccl_communicator() {
+  watchdog_.reset();  // before the communicator it watches goes
   device_guard guard(device_);
   if (owned_ && comm_ != nullptr) {
-    ncclResult_t result = nccl().destroy(comm_);
-    if (result != ncclSuccess) std::fprintf(stderr, "multigpu: ncclCommDestroy failed: %d\n", static_cast<int>(result));
+    // Finalize (non-blocking: settled by polling), then free. A peer that never finalizes
+    // would keep it in progress: after timeout() the communicator is aborted instead.
+    const nccl_api& api = nccl();
+    ncclResult_t result = api.finalize(comm_);
+    if (result == ncclInProgress) {
+      try {
+        result = settle("ncclCommFinalize");
+      } catch (const comm_error& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+      }
+    }
+    if (comm_ != nullptr) {
+      if (result == ncclSuccess) result = api.destroy(comm_);
+      else api.abort(comm_);
+      if (result != ncclSuccess)
+        std::fprintf(stderr, "multigpu: freeing the NCCL communicator failed: %s\n", api.error_string(result));
+    }
   }
+  if (done_ != nullptr) MULTIGPU_CUDA_REPORT(cudaEventDestroy(done_));
   for (void* p : scratch_)
     if (p != nullptr) MULTIGPU_CUDA_REPORT(cudaFree(p));
   if (stream_ != nullptr) MULTIGPU_CUDA_REPORT(cudaStreamDestroy(stream_));
@@ -267,34 +412,40 @@ void* nccl_communicator::scratch(int which, std::size_t bytes) {
 }
 
 void nccl_communicator::check(ncclResult_t result, const char* call) {
+  if (result == ncclInProgress) result = settle(call);  // a non-blocking communicator still enqueueing
   if (result == ncclSuccess) return;
   std::string text = describe(result);
   throw comm_error(detail::concat("multigpu: ", call, " on NCCL rank ", rank_, " of ", size_, " failed: ", text));
 }
 
 void nccl_communicator::wait(cudaStream_t stream, const char* call) {
-  using clock = std::chrono::steady_clock;
-  const nccl_api& api = nccl();
-  const auto until = deadline();
-  for (long polls = 0;; ++polls) {
-    cudaError_t state = cudaStreamQuery(stream);
-    if (state == cudaSuccess) return;
-    if (state != cudaErrorNotReady) MULTIGPU_CUDA_TRY(state);
-    ncclResult_t async = ncclSuccess;
-    check(api.get_async_error(comm_, &async), "ncclCommGetAsyncError");
-    const bool late = clock::now() > until;
-    if (async != ncclSuccess || late) {
-      api.abort(comm_);
-      comm_ = nullptr;  // aborted: nothing left to destroy or use
-      owned_ = false;
-      throw comm_error(detail::concat("multigpu: NCCL ", call, " on rank ", rank_, " of ", size_, " ",
-                                      late ? detail::concat("made no progress within ", timeout().count(),
-                                                            " s (a peer failed or skipped the call; "
-                                                            "MULTIGPU_COMM_TIMEOUT_S sets the limit)")
-                                           : detail::concat("failed: ", describe(async)),
-                                      "; the communicator was aborted"));
-    }
-    if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  MULTIGPU_CUDA_TRY(cudaEventRecord(done_, stream));
+  std::string verdict;
+  cudaError_t waited = cudaSuccess;
+  if (waits_forever()) {
+    waited = cudaEventSynchronize(done_);
+  } else {
+    if (!watchdog_) watchdog_ = std::make_unique<watchdog>(comm_, rank_, size_);
+    watchdog_->begin(call, timeout().count());
+    waited = cudaEventSynchronize(done_);  // CUDA's own wait: this thread polls nothing
+    verdict = watchdog_->end();
+  }
+  if (!verdict.empty()) {
+    comm_ = nullptr;  // aborted by the watchdog: nothing left to destroy or use
+    owned_ = false;
+    throw comm_error(detail::concat("multigpu: NCCL ", call, " on rank ", rank_, " of ", size_, " ", verdict,
+                                    "; the communicator was aborted"));
+  }
+  MULTIGPU_CUDA_TRY(waited);
+  // An error NCCL noted without stalling the stream.
+  ncclResult_t async = ncclSuccess;
+  check(nccl().get_async_error(comm_, &async), "ncclCommGetAsyncError");
+  if (async != ncclSuccess && async != ncclInProgress) {
+    nccl().abort(comm_);
+    comm_ = nullptr;
+    owned_ = false;
+    throw comm_error(detail::concat("multigpu: NCCL ", call, " on rank ", rank_, " of ", size_,
+                                    " failed: ", describe(async), "; the communicator was aborted"));
   }
 }
 
@@ -400,7 +551,7 @@ void nccl_communicator::all_to_all_v_bytes(const void* send, std::span<const std
 void nccl_communicator::barrier() {
   // An all_reduce of one value: returns once every rank has entered it.
   int token = 1;
-  all_reduce(&token, &token, 1, data_type::int32, reduce_op::min);
+  all_reduce(host_memory, &token, &token, 1, data_type::int32, reduce_op::min);
 }
 
 }  // namespace multigpu

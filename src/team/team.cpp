@@ -57,7 +57,7 @@ detail::team_message team::message(team_operation op, std::size_t element_size, 
 int team::exchange(const detail::team_message& mine, std::span<detail::team_message> all) const {
   MULTIGPU_EXPECTS(all.size() == static_cast<std::size_t>(size()),
                    detail::concat("team::exchange: room for ", all.size(), " messages in a team of ", size()));
-  state_->comm->all_gather_bytes(&mine, all.data(), sizeof(mine));
+  state_->comm->all_gather_bytes(host_memory, &mine, all.data(), sizeof(mine));
   const auto op = static_cast<team_operation>(mine.stamp[1]);
   for (std::size_t r = 0; r < all.size(); ++r) {
     const auto& theirs = all[r].stamp;

@@ -243,6 +243,63 @@ TEST(InProcessCommunicator, CollectivesOfOneRank) {
                std::invalid_argument);
 }
 
+// Records whether each call was marked as one on host buffers (host_memory); throws on
+// request, to show that the mark ends with the call.
+class marking_communicator final : public mg::communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  const char* engine() const noexcept override { return "marking"; }
+  using mg::communicator::all_gather_bytes;
+  using mg::communicator::all_reduce;
+  using mg::communicator::all_to_all_v_bytes;
+  void all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream = nullptr) override {
+    marks.push_back(host_buffers());
+    if (fail) throw mg::comm_error("marking_communicator: failing as asked");
+    inner.all_gather_bytes(send, recv, bytes, stream);
+  }
+  void all_reduce(const void* send, void* recv, std::size_t count, mg::data_type type, mg::reduce_op op,
+                  cudaStream_t stream = nullptr) override {
+    marks.push_back(host_buffers());
+    inner.all_reduce(send, recv, count, type, op, stream);
+  }
+  void send_recv_bytes(const void* send, std::size_t send_bytes, int send_to, void* recv, std::size_t recv_bytes,
+                       int recv_from, cudaStream_t stream = nullptr) override {
+    marks.push_back(host_buffers());
+    inner.send_recv_bytes(send, send_bytes, send_to, recv, recv_bytes, recv_from, stream);
+  }
+  void all_to_all_v_bytes(const void* send, std::span<const std::size_t> send_counts,
+                          std::span<const std::size_t> send_displs, void* recv,
+                          std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
+                          cudaStream_t stream = nullptr) override {
+    marks.push_back(host_buffers());
+    inner.all_to_all_v_bytes(send, send_counts, send_displs, recv, recv_counts, recv_displs, stream);
+  }
+  void barrier() override {}
+  mg::in_process_communicator inner;
+  std::vector<bool> marks;
+  bool fail = false;
+};
+
+TEST(Communicator, HostMemoryMarksExactlyItsCall) {
+  marking_communicator comm;
+  float data[2] = {1, 2}, result[2] = {};
+  comm.all_reduce(data, result, 2, mg::reduce_op::sum);
+  comm.all_reduce(mg::host_memory, data, result, 2, mg::reduce_op::sum);
+  EXPECT_EQ(result[1], 2.0f);
+  EXPECT_EQ(comm.all_reduce(3, mg::reduce_op::sum), 3);  // the value form: host by construction
+  std::vector<std::size_t> counts{sizeof(data)}, displs{0};
+  comm.all_to_all_v_bytes(mg::host_memory, data, counts, displs, result, counts, displs);
+  EXPECT_EQ(comm.all_gather(5), std::vector<int>{5});
+  comm.all_gather(data, result, 2);
+  EXPECT_EQ(comm.marks, (std::vector<bool>{false, true, true, true, true, false}));
+  comm.fail = true;
+  EXPECT_THROW(comm.all_gather(mg::host_memory, data, result, 2), mg::comm_error);
+  comm.fail = false;
+  comm.all_gather(data, result, 2);  // after a throw the mark is gone
+  EXPECT_EQ(comm.marks.back(), false);
+}
+
 TEST(Team, EnterCountsAndReportsLocalFailures) {
   mg::team t = mg::team::in_process();
   EXPECT_EQ(t.size(), 1);

@@ -113,6 +113,18 @@ void exercise(mg::communicator& comm, bool device) {
                       std::span<const std::size_t>(rc), std::span<const std::size_t>(rd));
     EXPECT_EQ(received, want);
   }
+  if (!device) {  // the same calls declared as host memory (no pointer query)
+    std::vector<int> gathered(3 * size, -1);
+    comm.all_gather(mg::host_memory, mine.data(), gathered.data(), 3);
+    EXPECT_EQ(gathered, expected);
+    std::vector<long long> out(3, 0);
+    comm.all_reduce(mg::host_memory, values.data(), out.data(), 3, mg::reduce_op::sum);
+    EXPECT_EQ(out, cases[0].expect);
+    std::vector<int> moved(want.size(), -1);
+    comm.all_to_all_v(mg::host_memory, send.data(), std::span<const std::size_t>(sc), std::span<const std::size_t>(sd),
+                      moved.data(), std::span<const std::size_t>(rc), std::span<const std::size_t>(rd));
+    EXPECT_EQ(moved, want);
+  }
   comm.barrier();
 }
 
@@ -214,6 +226,31 @@ TEST(NcclCommunicator, PrimitivesWithOneRank) {
   EXPECT_EQ(adopted.size(), 1);
   EXPECT_EQ(adopted.device(), test_device());
   exercise(adopted, true);
+  adopted.set_timeout(mg::communicator::forever);  // no watchdog: CUDA's wait alone
+  exercise(adopted, false);
+}
+
+// A peer that never makes the call: the waiting rank's watchdog aborts the NCCL communicator
+// after the timeout and the call throws comm_error, not a hang. Needs one GPU per rank.
+TEST(NcclCommunicator, LatePeerTimesOut) {
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  if (world_size() < 2 || devices < world_size())
+    GTEST_SKIP() << "needs two ranks or more, each on its own GPU (NCCL refuses two ranks on one); " << devices
+                 << " GPU(s) for " << world_size() << " rank(s)";
+  mg::mpi_communicator bootstrap;
+  {
+    mg::nccl_communicator comm(bootstrap, test_device());
+    comm.set_timeout(std::chrono::seconds(2));
+    EXPECT_EQ(comm.all_reduce(1, mg::reduce_op::sum), world_size());  // connected: every rank took part
+    if (comm.rank() == 0) {
+      const auto start = std::chrono::steady_clock::now();
+      EXPECT_THROW(comm.all_reduce(1, mg::reduce_op::sum), mg::comm_error);
+      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+      EXPECT_THROW(comm.barrier(), std::invalid_argument);  // aborted: unusable, and says so
+    }
+  }  // the other ranks' finalize gives up after their timeout too
+  bootstrap.barrier();
 }
 
 TEST(NcclCommunicator, UserDistributedUniqueId) {

@@ -79,6 +79,18 @@ void copy_bytes(void* dst, const void* src, std::size_t bytes);
 void expect_per_rank(const char* call, std::size_t entries, int size);
 }  // namespace detail
 
+/// Tag for a call whose buffers are all host memory (pageable or pinned), as in
+/// `comm.all_reduce(host_memory, data, data, n, reduce_op::sum)`. Without it an engine that
+/// moves host and device memory differently (MPI without CUDA support, NCCL, the in-process
+/// copies) asks the CUDA driver about every buffer of every call (cudaPointerGetAttributes),
+/// which costs about as much as a one-float MPI_Allreduce between two processes of one host.
+/// Handing device memory to a call with the tag is undefined behaviour. The team algorithms
+/// use it for their host buffers.
+struct host_memory_t {
+  explicit host_memory_t() = default;
+};
+inline constexpr host_memory_t host_memory{};
+
 class communicator {
  public:
   virtual ~communicator() = default;
@@ -126,6 +138,23 @@ class communicator {
                                   std::span<const std::size_t> recv_displs, cudaStream_t stream = nullptr) = 0;
   virtual void barrier() = 0;
 
+  // ---- The same calls on host buffers (host_memory_t): no pointer query ----
+
+  void all_gather_bytes(host_memory_t, const void* send, void* recv, std::size_t bytes) {
+    const host_call call(*this);
+    all_gather_bytes(send, recv, bytes);
+  }
+  void all_reduce(host_memory_t, const void* send, void* recv, std::size_t count, data_type type, reduce_op op) {
+    const host_call call(*this);
+    all_reduce(send, recv, count, type, op);
+  }
+  void all_to_all_v_bytes(host_memory_t, const void* send, std::span<const std::size_t> send_counts,
+                          std::span<const std::size_t> send_displs, void* recv,
+                          std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs) {
+    const host_call call(*this);
+    all_to_all_v_bytes(send, send_counts, send_displs, recv, recv_counts, recv_displs);
+  }
+
   // ---- Typed conveniences ----
 
   void send_bytes(const void* data, std::size_t bytes, int peer, cudaStream_t stream = nullptr) {
@@ -158,8 +187,13 @@ class communicator {
   std::vector<T> all_gather(const T& value) {
     static_assert(std::is_trivially_copyable_v<T>);
     std::vector<T> all(static_cast<std::size_t>(size()));
-    all_gather_bytes(&value, all.data(), sizeof(T));
+    all_gather_bytes(host_memory, &value, all.data(), sizeof(T));
     return all;
+  }
+  template <class T>
+  void all_gather(host_memory_t, const T* send, T* recv, std::size_t count) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    all_gather_bytes(host_memory, send, recv, count * sizeof(T));
   }
   /// `count` elements from every rank into recv (size() * count elements).
   template <class T>
@@ -172,9 +206,13 @@ class communicator {
     all_reduce(send, recv, count, detail::data_type_of<T>(), op, stream);
   }
   template <detail::reducible_type T>
+  void all_reduce(host_memory_t, const T* send, T* recv, std::size_t count, reduce_op op) {
+    all_reduce(host_memory, send, recv, count, detail::data_type_of<T>(), op);
+  }
+  template <detail::reducible_type T>
   T all_reduce(T value, reduce_op op) {
     T result{};
-    all_reduce(&value, &result, 1, detail::data_type_of<T>(), op);
+    all_reduce(host_memory, &value, &result, 1, detail::data_type_of<T>(), op);
     return result;
   }
   /// Element counts and displacements (one per rank), as MPI_Alltoallv.
@@ -191,14 +229,37 @@ class communicator {
     auto sc = bytes(send_counts), sd = bytes(send_displs), rc = bytes(recv_counts), rd = bytes(recv_displs);
     all_to_all_v_bytes(send, sc, sd, recv, rc, rd, stream);
   }
+  template <class T>
+  void all_to_all_v(host_memory_t, const T* send, std::span<const std::size_t> send_counts,
+                    std::span<const std::size_t> send_displs, T* recv, std::span<const std::size_t> recv_counts,
+                    std::span<const std::size_t> recv_displs) {
+    const host_call call(*this);
+    all_to_all_v(send, send_counts, send_displs, recv, recv_counts, recv_displs);
+  }
 
  protected:
+  /// True inside a call made with host_memory: every buffer of the call is host memory, and
+  /// the engine need not ask the driver.
+  bool host_buffers() const noexcept { return host_buffers_; }
   void check_peer(const char* call, int peer) const;
   /// The steady clock's time timeout() from now; its maximum when waiting for ever (or when
   /// the timeout is too long for the clock).
   std::chrono::steady_clock::time_point deadline() const noexcept;
 
  private:
+  /// Marks the calls it spans as host_memory ones (a nested call keeps the outer mark).
+  class host_call {
+   public:
+    explicit host_call(communicator& c) noexcept : comm_(c), outer_(c.host_buffers_) { c.host_buffers_ = true; }
+    ~host_call() { comm_.host_buffers_ = outer_; }
+    host_call(const host_call&) = delete;
+    host_call& operator=(const host_call&) = delete;
+
+   private:
+    communicator& comm_;
+    bool outer_;
+  };
+  bool host_buffers_ = false;
   std::chrono::duration<double> timeout_ = default_timeout();
   static std::chrono::duration<double> default_timeout();
 };

@@ -17,12 +17,14 @@ class in_process_communicator final : public communicator {
   int size() const override { return 1; }
   const char* engine() const noexcept override { return "in-process"; }
 
+  using communicator::all_gather_bytes;
   void all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream = nullptr) override;
   using communicator::all_reduce;
   void all_reduce(const void* send, void* recv, std::size_t count, data_type type, reduce_op op,
                   cudaStream_t stream = nullptr) override;
   void send_recv_bytes(const void* send, std::size_t send_bytes, int send_to, void* recv, std::size_t recv_bytes,
                        int recv_from, cudaStream_t stream = nullptr) override;
+  using communicator::all_to_all_v_bytes;
   void all_to_all_v_bytes(const void* send, std::span<const std::size_t> send_counts,
                           std::span<const std::size_t> send_displs, void* recv,
                           std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
@@ -30,6 +32,8 @@ class in_process_communicator final : public communicator {
   void barrier() override {}
 
  private:
+  /// detail::copy_bytes, or a host copy with no pointer query in a host_memory call.
+  void copy(void* dst, const void* src, std::size_t bytes) const;
   std::deque<std::vector<std::byte>> mailbox_;  // sends to self, oldest first
 };
 

@@ -64,12 +64,14 @@ class mpi_communicator final : public communicator {
   mpi_wait waiting() const noexcept { return waiting_; }
   void set_waiting(mpi_wait w) noexcept { waiting_ = w; }
 
+  using communicator::all_gather_bytes;
   void all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream = nullptr) override;
   using communicator::all_reduce;
   void all_reduce(const void* send, void* recv, std::size_t count, data_type type, reduce_op op,
                   cudaStream_t stream = nullptr) override;
   void send_recv_bytes(const void* send, std::size_t send_bytes, int send_to, void* recv, std::size_t recv_bytes,
                        int recv_from, cudaStream_t stream = nullptr) override;
+  using communicator::all_to_all_v_bytes;
   void all_to_all_v_bytes(const void* send, std::span<const std::size_t> send_counts,
                           std::span<const std::size_t> send_displs, void* recv,
                           std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,

@@ -4,10 +4,17 @@
 // run time: without it, constructing one throws comm_error saying so, and everything else in
 // the library keeps working. MULTIGPU_NCCL_LIBRARY names another library file.
 //
-// Host buffers are staged through device memory. Each call enqueues its NCCL operation and
-// then waits for the stream while polling ncclCommGetAsyncError: an NCCL error, or no
-// progress within timeout() (a dead or absent peer), aborts the NCCL communicator
-// (ncclCommAbort) and throws comm_error; the communicator is unusable afterwards.
+// The NCCL communicator is non-blocking (ncclConfig_t::blocking = 0): creating it returns at
+// once and is settled by polling ncclCommGetAsyncError, so that a rank that never joins is a
+// comm_error after timeout(), not a hang; so is any call that NCCL answers with
+// ncclInProgress (connection setup on first use). Device buffers go to NCCL as they are, on
+// the caller's stream; host buffers are staged through device memory. Each call enqueues its
+// NCCL operation and waits for it in CUDA's own event wait, polling nothing; a watchdog
+// thread, started at the first call, looks a few times per timeout at the wait's deadline and
+// at ncclCommGetAsyncError. An NCCL error or no progress within timeout() (a dead or absent
+// peer) makes it abort the NCCL communicator (ncclCommAbort), which ends NCCL's kernels; the
+// waiting call then throws comm_error, and the communicator is unusable afterwards. A stream
+// that other work holds past the abort ends the process one timeout later, with a message.
 //
 // NCCL refuses two ranks on one GPU (measured with NCCL 2.28: ncclInvalidUsage), so a
 // one-GPU machine runs NCCL with one rank only.
@@ -15,6 +22,8 @@
 #include <multigpu/comm/communicator.hpp>
 
 #include <nccl.h>
+
+#include <memory>
 
 namespace multigpu {
 
@@ -43,12 +52,14 @@ class nccl_communicator final : public communicator {
   ncclComm_t native() const noexcept { return comm_; }
   int device() const noexcept { return device_; }
 
+  using communicator::all_gather_bytes;
   void all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream = nullptr) override;
   using communicator::all_reduce;
   void all_reduce(const void* send, void* recv, std::size_t count, data_type type, reduce_op op,
                   cudaStream_t stream = nullptr) override;
   void send_recv_bytes(const void* send, std::size_t send_bytes, int send_to, void* recv, std::size_t recv_bytes,
                        int recv_from, cudaStream_t stream = nullptr) override;
+  using communicator::all_to_all_v_bytes;
   void all_to_all_v_bytes(const void* send, std::span<const std::size_t> send_counts,
                           std::span<const std::size_t> send_displs, void* recv,
                           std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
@@ -57,8 +68,14 @@ class nccl_communicator final : public communicator {
 
  private:
   class staged;
+  class watchdog;
   void init(const ncclUniqueId& id, int rank, int size, int device);
+  /// Throws comm_error for a failed NCCL call; settles one that returned ncclInProgress.
   void check(ncclResult_t result, const char* call);
+  /// Polls ncclCommGetAsyncError until the non-blocking call in progress ends, and returns its
+  /// result; after timeout() aborts the communicator and throws comm_error.
+  ncclResult_t settle(const char* call);
+  /// Waits for the call enqueued on `stream` (see the top of this file).
   void wait(cudaStream_t stream, const char* call);
   void* scratch(int which, std::size_t bytes);
   cudaStream_t pick(cudaStream_t stream) const noexcept { return stream != nullptr ? stream : stream_; }
@@ -69,6 +86,8 @@ class nccl_communicator final : public communicator {
   int size_ = 1;
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
+  cudaEvent_t done_ = nullptr;  // recorded after each call's operation
+  std::unique_ptr<watchdog> watchdog_;  // started at the first watched wait
   void* scratch_[2] = {nullptr, nullptr};  // device staging for host buffers: send, receive
   std::size_t scratch_bytes_[2] = {0, 0};
 };

@@ -236,7 +236,7 @@ void redistribute(const team_vector<T>& from, team_vector<T>& to) {
   std::vector<T> mine = detail::run_collective(from.team(), team_operation::redistribute, sizeof(T),
                                                [&] { return to_vector(from.local()); });
   std::vector<T> theirs(to.local_size());
-  from.team().comm().all_to_all_v(mine.data(), std::span<const std::size_t>(plan.send_counts),
+  from.team().comm().all_to_all_v(host_memory, mine.data(), std::span<const std::size_t>(plan.send_counts),
                                   std::span<const std::size_t>(plan.send_displs), theirs.data(),
                                   std::span<const std::size_t>(plan.recv_counts),
                                   std::span<const std::size_t>(plan.recv_displs));
@@ -281,7 +281,7 @@ std::vector<T> gather_to_host(const team_vector<T>& v, int root) {
       recv_counts[r] = v.layout().segment_size(r);
       recv_displs[r] = v.layout().segment_offset(r);
     }
-  v.team().comm().all_to_all_v(mine.data(), std::span<const std::size_t>(send_counts),
+  v.team().comm().all_to_all_v(host_memory, mine.data(), std::span<const std::size_t>(send_counts),
                                std::span<const std::size_t>(send_displs), all.data(),
                                std::span<const std::size_t>(recv_counts), std::span<const std::size_t>(recv_displs));
   return all;
@@ -346,7 +346,7 @@ void exchange_halos(team_vector<T>& v) {
     received += recv_counts[r];
   }
   std::vector<T> recv(received);
-  v.team().comm().all_to_all_v(send.data(), std::span<const std::size_t>(send_counts),
+  v.team().comm().all_to_all_v(host_memory, send.data(), std::span<const std::size_t>(send_counts),
                                std::span<const std::size_t>(send_displs), recv.data(),
                                std::span<const std::size_t>(recv_counts), std::span<const std::size_t>(recv_displs));
   // Each received block goes into the halo storage beside this rank's outer segments.

@@ -64,7 +64,7 @@ std::vector<std::uint64_t> checked_global_indices(const char* algorithm, team_op
 inline std::vector<std::size_t> requests_to_me(const team& t, const index_routes& routes) {
   const std::size_t ranks = static_cast<std::size_t>(t.size());
   std::vector<std::uint64_t> mine(routes.send_counts.begin(), routes.send_counts.end()), all(ranks * ranks);
-  t.comm().all_gather(mine.data(), all.data(), ranks);
+  t.comm().all_gather(host_memory, mine.data(), all.data(), ranks);
   std::vector<std::size_t> counts(ranks);
   const auto me = static_cast<std::size_t>(t.rank());
   for (std::size_t s = 0; s < ranks; ++s) counts[s] = static_cast<std::size_t>(all[s * ranks + me]);
@@ -96,7 +96,7 @@ void gather(const team_vector<I>& map, const team_vector<T>& input, team_vector<
   const std::vector<std::size_t> asked_counts = detail::requests_to_me(t, routes);
   const std::vector<std::size_t> asked_displs = detail::displacements(asked_counts);
   std::vector<std::uint64_t> asked(asked_displs.back() + asked_counts.back());
-  t.comm().all_to_all_v(routes.local_index.data(), std::span<const std::size_t>(routes.send_counts),
+  t.comm().all_to_all_v(host_memory, routes.local_index.data(), std::span<const std::size_t>(routes.send_counts),
                         std::span<const std::size_t>(routes.send_displs), asked.data(),
                         std::span<const std::size_t>(asked_counts), std::span<const std::size_t>(asked_displs));
   std::vector<T> answers;
@@ -106,7 +106,7 @@ void gather(const team_vector<I>& map, const team_vector<T>& input, team_vector<
     answers = to_vector(picked);
   }
   std::vector<T> grouped(global.size());
-  t.comm().all_to_all_v(answers.data(), std::span<const std::size_t>(asked_counts),
+  t.comm().all_to_all_v(host_memory, answers.data(), std::span<const std::size_t>(asked_counts),
                         std::span<const std::size_t>(asked_displs), grouped.data(),
                         std::span<const std::size_t>(routes.send_counts),
                         std::span<const std::size_t>(routes.send_displs));
@@ -139,10 +139,10 @@ void scatter(const team_vector<T>& input, const team_vector<I>& map, team_vector
   const std::size_t arriving = in_displs.back() + in_counts.back();
   std::vector<std::uint64_t> where(arriving);
   std::vector<T> what(arriving);
-  t.comm().all_to_all_v(routes.local_index.data(), std::span<const std::size_t>(routes.send_counts),
+  t.comm().all_to_all_v(host_memory, routes.local_index.data(), std::span<const std::size_t>(routes.send_counts),
                         std::span<const std::size_t>(routes.send_displs), where.data(),
                         std::span<const std::size_t>(in_counts), std::span<const std::size_t>(in_displs));
-  t.comm().all_to_all_v(grouped.data(), std::span<const std::size_t>(routes.send_counts),
+  t.comm().all_to_all_v(host_memory, grouped.data(), std::span<const std::size_t>(routes.send_counts),
                         std::span<const std::size_t>(routes.send_displs), what.data(),
                         std::span<const std::size_t>(in_counts), std::span<const std::size_t>(in_displs));
   if (arriving == 0) return;

@@ -64,7 +64,7 @@ split_table team_exact_splits(const team& t, std::span<const T> sorted, const di
       mine[j].has = hi > lo ? 1 : 0;
       if (hi > lo) mine[j].value = sorted[lo + (hi - lo) / 2];
     }
-    t.comm().all_gather_bytes(mine.data(), all.data(), mine.size() * sizeof(split_candidate<T>));
+    t.comm().all_gather_bytes(host_memory, mine.data(), all.data(), mine.size() * sizeof(split_candidate<T>));
     // Second half: every rank's count of elements before and up to each open boundary's pivot.
     std::vector<pivot_rank> counts(open.size()), all_counts(open.size() * ranks);
     for (std::size_t j = 0; j < open.size(); ++j) {
@@ -80,7 +80,7 @@ split_table team_exact_splits(const team& t, std::span<const T> sorted, const di
                    static_cast<std::uint64_t>(std::upper_bound(sorted.begin(), sorted.end(), pivot, comp) -
                                               sorted.begin())};
     }
-    t.comm().all_gather_bytes(counts.data(), all_counts.data(), counts.size() * sizeof(pivot_rank));
+    t.comm().all_gather_bytes(host_memory, counts.data(), all_counts.data(), counts.size() * sizeof(pivot_rank));
     for (std::size_t j = 0; j < open.size(); ++j) {
       std::vector<pivot_rank> column(ranks);
       for (std::size_t r = 0; r < ranks; ++r) column[r] = all_counts[r * open.size() + j];
@@ -96,7 +96,7 @@ template <class T>
 void exchange_sorted_part(const team& t, const redistribution_plan& plan, const std::vector<T>& send,
                           distributed_vector<T>& v) {
   std::vector<T> recv(v.size());
-  t.comm().all_to_all_v(send.data(), std::span<const std::size_t>(plan.send_counts),
+  t.comm().all_to_all_v(host_memory, send.data(), std::span<const std::size_t>(plan.send_counts),
                         std::span<const std::size_t>(plan.send_displs), recv.data(),
                         std::span<const std::size_t>(plan.recv_counts), std::span<const std::size_t>(plan.recv_displs));
   v.upload(0, recv.data(), recv.size());

@@ -97,7 +97,7 @@ std::vector<std::optional<R>> gather_collective(const team& t, team_operation op
       std::memcpy(box.data(), &*mine, sizeof(R));
       box[sizeof(R)] = std::byte{1};
     }
-    t.comm().all_gather_bytes(box.data(), boxes.data(), bytes);
+    t.comm().all_gather_bytes(host_memory, box.data(), boxes.data(), bytes);
     for (std::size_t r = 0; r < ranks; ++r)
       if (boxes[r * bytes + sizeof(R)] == std::byte{1}) values[r] = unpack(boxes.data() + r * bytes);
   }
