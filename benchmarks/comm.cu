@@ -308,7 +308,10 @@ int main(int argc, char** argv) {
     status = 77;
   } else {
     benchmark::Initialize(&argc, argv);
-    device();  // collective: before any benchmark
+    // Both collective, so on every rank before any benchmark: the team's MPI_Comm_dup must
+    // pair with the same dup on every rank, not with a benchmark's own communicator.
+    device();
+    world();
     if (rank == 0) {
       std::printf("%d MPI rank(s), MPI CUDA-aware: %s\n", world().size(), mg::mpi_cuda_aware() ? "yes" : "no");
       benchmark::RunSpecifiedBenchmarks();
