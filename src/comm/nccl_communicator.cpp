@@ -372,8 +372,8 @@ nccl_communicator::~nccl_communicator() {
   watchdog_.reset();  // before the communicator it watches goes
   device_guard guard(device_);
   if (owned_ && comm_ != nullptr) {
-    // Finalize (non-blocking: settled by polling), then free. A peer that never finalizes
-    // would keep it in progress: after timeout() the communicator is aborted instead.
+    // Finalize (non-blocking: settled by polling), then free; a finalize that does not settle
+    // within timeout() is aborted instead.
     const nccl_api& api = nccl();
     ncclResult_t result = api.finalize(comm_);
     if (result == ncclInProgress) {
@@ -427,7 +427,7 @@ void nccl_communicator::wait(cudaStream_t stream, const char* call) {
   } else {
     if (!watchdog_) watchdog_ = std::make_unique<watchdog>(comm_, rank_, size_);
     watchdog_->begin(call, timeout().count());
-    waited = cudaEventSynchronize(done_);  // CUDA's own wait: this thread polls nothing
+    waited = cudaEventSynchronize(done_);  // CUDA's wait: no polling loop, no NCCL query
     verdict = watchdog_->end();
   }
   if (!verdict.empty()) {

@@ -9,12 +9,14 @@
 // comm_error after timeout(), not a hang; so is any call that NCCL answers with
 // ncclInProgress (connection setup on first use). Device buffers go to NCCL as they are, on
 // the caller's stream; host buffers are staged through device memory. Each call enqueues its
-// NCCL operation and waits for it in CUDA's own event wait, polling nothing; a watchdog
+// NCCL operation and waits for it in CUDA's event wait, with no polling loop; a watchdog
 // thread, started at the first call, looks a few times per timeout at the wait's deadline and
 // at ncclCommGetAsyncError. An NCCL error or no progress within timeout() (a dead or absent
 // peer) makes it abort the NCCL communicator (ncclCommAbort), which ends NCCL's kernels; the
-// waiting call then throws comm_error, and the communicator is unusable afterwards. A stream
-// that other work holds past the abort ends the process one timeout later, with a message.
+// waiting call then throws comm_error, and the communicator is unusable afterwards (an adopted
+// one is aborted too: its owner must not destroy it). The timeout counts from the start of the
+// wait, so work queued earlier on the same stream counts; NCCL's abort waits for such work,
+// and a wait still not over one timeout after the abort returned ends the process.
 //
 // NCCL refuses two ranks on one GPU (measured with NCCL 2.28: ncclInvalidUsage), so a
 // one-GPU machine runs NCCL with one rank only.
