@@ -35,23 +35,21 @@ namespace detail {
 template <class K, class V, class Eq, class Op, class KeysTo, class ValuesTo>
 std::vector<std::size_t> reduce_pieces_by_key(const range_ref<K>& range, const aligned_input<V>& values, Eq eq, Op op,
                                               KeysTo keys_to, ValuesTo values_to) {
-  const std::vector<std::int64_t> runs =
-      counted_pieces<std::int64_t>(range, [&](const piece_context& ctx, std::int64_t* counted) {
-        const K* keys_in = range.data(ctx.index);
-        const V* values_in = values.data(ctx.index);
-        K* keys_out = keys_to(ctx.index);
-        V* values_out = values_to(ctx.index);
-        cub_call(*ctx.scratch, ctx.stream, "cub::DeviceReduce::ReduceByKey", ctx.count,
-                 [&](void* temp, std::size_t& bytes) {
-                   return with_count(ctx.count, [&](auto n) {
-                     using offset = decltype(n);
-                     return cub::DispatchReduceByKey<const K*, K*, const V*, V*, std::int64_t*, Eq, Op,
-                                                     offset>::Dispatch(temp, bytes, keys_in, keys_out, values_in,
-                                                                       values_out, counted, eq, op, n, ctx.stream);
-                   });
-                 });
-      });
-  return std::vector<std::size_t>(runs.begin(), runs.end());
+  return counted_pieces<std::int64_t>(range, [&](const piece_context& ctx, std::int64_t* counted) {
+    const K* keys_in = range.data(ctx.index);
+    const V* values_in = values.data(ctx.index);
+    K* keys_out = keys_to(ctx.index);
+    V* values_out = values_to(ctx.index);
+    cub_call(*ctx.scratch, ctx.stream, "cub::DeviceReduce::ReduceByKey", ctx.count,
+             [&](void* temp, std::size_t& bytes) {
+               return with_count(ctx.count, [&](auto n) {
+                 using offset = decltype(n);
+                 return cub::DispatchReduceByKey<const K*, K*, const V*, V*, std::int64_t*, Eq, Op,
+                                                 offset>::Dispatch(temp, bytes, keys_in, keys_out, values_in,
+                                                                   values_out, counted, eq, op, n, ctx.stream);
+               });
+             });
+  });
 }
 
 /// The runs of every piece, each slot's in a vector laid out as the range, and for each piece
@@ -180,12 +178,10 @@ reduce_by_key(KI keys_first, KI keys_last, VI values_first, segmented_iterator<K
 
   // One piece with room in both outputs on its slot: straight into them, as one CUB call.
   // (Not when an output is also the other input, or both outputs are one vector.)
-  const void* key_input = kv;
-  const void* value_input = &values;
-  const bool apart = key_input != static_cast<const void*>(values_out.container()) &&
-                     value_input != static_cast<const void*>(keys_out.container()) &&
-                     value_input != static_cast<const void*>(values_out.container()) &&
-                     static_cast<const void*>(keys_out.container()) != static_cast<const void*>(values_out.container());
+  const bool apart = !detail::same_vector(*kv, *values_out.container()) &&
+                     !detail::same_vector(values, *keys_out.container()) &&
+                     !detail::same_vector(values, *values_out.container()) &&
+                     !detail::same_vector(*keys_out.container(), *values_out.container());
   K* keys_direct = apart ? detail::direct_output(range, keys_out) : nullptr;
   V* values_direct = nullptr;
   if (keys_direct != nullptr) {

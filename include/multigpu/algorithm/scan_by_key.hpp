@@ -79,16 +79,14 @@ segmented_iterator<V, false> inclusive_scan_by_key(KI keys_first, KI keys_last, 
   const detail::aligned_input<V> in(range, values, values_first.index());
   // Staged when the output overlaps the keys (read again after the scan) or the values at
   // another index.
-  bool stage = detail::overlaps_shifted(values, values_first.index(), out_vector, out.index(), count);
-  if constexpr (std::is_same_v<K, V>)
-    stage = stage || (static_cast<const void*>(&out_vector) == static_cast<const void*>(kv) &&
-                      out.index() < begin + count && begin < out.index() + count);
+  const bool stage = detail::overlaps_shifted(values, values_first.index(), out_vector, out.index(), count) ||
+                     detail::overlaps(*kv, begin, out_vector, out.index(), count);
   detail::aligned_output<V> result(range, out_vector, out.index(), stage);
 
   const std::size_t k = range.pieces.size();
   // Per piece after the first: the length of its leading run (the first key that differs
   // from the piece's first, or the piece's count).
-  const std::vector<std::uint64_t> lead = detail::counted_pieces<std::uint64_t>(
+  const std::vector<std::size_t> lead = detail::counted_pieces<std::uint64_t>(
       range, [&](const detail::piece_context& ctx, std::uint64_t* length) {
         const K* keys = range.data(ctx.index);
         const V* values_in = in.data(ctx.index);

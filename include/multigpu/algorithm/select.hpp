@@ -49,17 +49,15 @@ struct negated {
 /// piece. Waits for the devices.
 template <class T, class Select, class Destination>
 std::vector<std::size_t> select_pieces_to(const range_ref<T>& range, Select select, Destination destination) {
-  const std::vector<std::int64_t> selected =
-      counted_pieces<std::int64_t>(range, [&](const piece_context& ctx, std::int64_t* n_selected) {
-        const T* in = range.data(ctx.index);
-        T* out = destination(ctx.index);
-        cub_call(*ctx.scratch, ctx.stream, Select::name, ctx.count, [&](void* temp, std::size_t& bytes) {
-          return with_count(ctx.count, [&](auto n) {
-            return select(temp, bytes, in, out, n_selected, n, ctx.index, ctx.stream);
-          });
-        });
+  return counted_pieces<std::int64_t>(range, [&](const piece_context& ctx, std::int64_t* n_selected) {
+    const T* in = range.data(ctx.index);
+    T* out = destination(ctx.index);
+    cub_call(*ctx.scratch, ctx.stream, Select::name, ctx.count, [&](void* temp, std::size_t& bytes) {
+      return with_count(ctx.count, [&](auto n) {
+        return select(temp, bytes, in, out, n_selected, n, ctx.index, ctx.stream);
       });
-  return std::vector<std::size_t>(selected.begin(), selected.end());
+    });
+  });
 }
 
 /// The survivors of `range`, in a new vector on the range's group: slot s holds the survivors

@@ -48,6 +48,20 @@ distribution layout_like(const range_ref<T>& reference) {
   return distribution::from_sizes(sizes);
 }
 
+/// True when a and b are one vector (their element types may differ, and then they are not).
+template <class A, class B>
+bool same_vector(const A& a, const B& b) noexcept {
+  return static_cast<const void*>(&a) == static_cast<const void*>(&b);
+}
+
+/// True when [a_first, a_first + count) of `a` and [b_first, b_first + count) of `b` share an
+/// element: the same vector, ranges that meet.
+template <class A, class B>
+bool overlaps(const distributed_vector<A>& a, std::size_t a_first, const distributed_vector<B>& b,
+              std::size_t b_first, std::size_t count) noexcept {
+  return same_vector(a, b) && count > 0 && a_first < b_first + count && b_first < a_first + count;
+}
+
 /// True when [a_first, a_first + count) of `a` and [b_first, b_first + count) of `b` are
 /// the same vector's elements partly in common but not from the same index: the case in
 /// which an element-wise call done in place would read elements it already overwrote.
@@ -140,9 +154,9 @@ void for_each_piece(const range_ref<T>& reference, Step&& step) {
 /// first follows the block's earlier users; the steps run under the executor's lock (CUB's
 /// temporary storage is the slots' scratch, shared with the collectives) and do not wait for
 /// each other. Waits for the devices and returns the numbers, one per piece; an entry that a
-/// step did not write is unspecified.
+/// step did not write is unspecified. Count is the type the device writes.
 template <class Count, class T, class Step>
-std::vector<Count> counted_pieces(const range_ref<T>& range, Step&& step) {
+std::vector<std::size_t> counted_pieces(const range_ref<T>& range, Step&& step) {
   const std::size_t k = range.pieces.size();
   if (k == 0) return {};
   group_resources& g = executor_of(range.group()).resources();
@@ -160,7 +174,7 @@ std::vector<Count> counted_pieces(const range_ref<T>& range, Step&& step) {
     });
   }
   found.order_before_host();
-  return std::vector<Count>(counts, counts + k);
+  return std::vector<std::size_t>(counts, counts + k);
 }
 
 /// Throws std::invalid_argument naming both lengths unless they are equal.
