@@ -7,6 +7,7 @@
 #include "support.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <cmath>
 #include <iterator>
 #include <stdexcept>
@@ -107,6 +108,15 @@ TYPED_TEST(Select, LayoutKeepingFormKeepsEachSlotsSurvivorsInOrder) {
                   mg::distribution::from_sizes(survivors_per_slot(host, v.layout(), [&](const T& x) { return !pred(x); })));
         EXPECT_TRUE(same_elements(mg::to_vector(removed), rest));
         EXPECT_TRUE(same_elements(mg::to_vector(v), host)) << "the input is unchanged";
+
+        // The result holds the storage it was selected into until shrink_to_fit.
+        EXPECT_GE(kept.capacity(), kept.size());
+        EXPECT_LE(kept.capacity(), n);
+        const mg::distribution kept_layout = kept.layout();
+        kept.shrink_to_fit();
+        EXPECT_EQ(kept.capacity(), kept.size());
+        EXPECT_EQ(kept.layout(), kept_layout);
+        EXPECT_TRUE(same_elements(mg::to_vector(kept), want)) << "after shrink_to_fit";
 
         // A filter that leaves one slot with most of the data, then even blocks again.
         mg::rebalance(kept);
@@ -277,6 +287,27 @@ TYPED_TEST(Select, UniqueKeepsTheFirstOfEveryRun) {
         v.resize(want.size());
         EXPECT_TRUE(same_elements(mg::to_vector(v), want)) << "unique, then resize";
       }
+}
+
+TEST(SelectCapacity, KeptUntilShrinkToFitAndOnlyThere) {
+  mg::device_group g({0, 0, 0});
+  // Vectors made any other way hold exactly their elements, halo or not.
+  mg::distributed_vector<int> plain(1001, g), haloed(1001, mg::halo{3}, g);
+  EXPECT_EQ(plain.capacity(), 1001u);
+  EXPECT_EQ(haloed.capacity(), 1001u);
+  const int* before = plain.segment(1).data();
+  plain.shrink_to_fit();
+  EXPECT_EQ(plain.segment(1).data(), before) << "nothing to give back: no reallocation";
+
+  mg::iota(plain, 0);
+  mg::distributed_vector<int> kept = mg::copy_if(plain, above<int>{989.5});  // 11 survivors, all on slot 2
+  EXPECT_EQ(kept.size(), 11u);
+  EXPECT_EQ(kept.capacity(), plain.layout().segment_size(2)) << "slot 2 keeps its input's storage; empty slots hold none";
+  kept.shrink_to_fit();
+  EXPECT_EQ(kept.capacity(), 11u);
+  std::vector<int> want(11);
+  std::iota(want.begin(), want.end(), 990);
+  EXPECT_EQ(mg::to_vector(kept), want);
 }
 
 TEST(SelectErrors, PartitionCopyWithoutRoomWritesNeitherOutput) {

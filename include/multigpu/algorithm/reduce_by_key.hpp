@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -67,7 +68,8 @@ struct joined_runs {
 /// Reduces each piece into temporaries laid out as the range, then joins the runs across
 /// piece boundaries on the host: the open run is the last run seen; a piece whose first key
 /// equals the open run's key folds its first aggregate into it, in order (op needs
-/// associativity, not commutativity). Reads a key and an aggregate per boundary.
+/// associativity, not commutativity). Reads the keys and aggregates at the piece edges with one
+/// wait each; writes the folded aggregates back without waiting.
 template <class K, class V, class Eq, class Op>
 joined_runs<K, V> reduce_and_join(const range_ref<K>& range, const aligned_input<V>& values, Eq eq, Op op) {
   joined_runs<K, V> r{distributed_vector<K>(range.group(), layout_like(range)),
@@ -90,28 +92,50 @@ joined_runs<K, V> reduce_and_join(const range_ref<K>& range, const aligned_input
     at[i] = next;
     next += r.runs[i];
   }
+  // What the join needs, read with one wait per vector: each piece's first run after the
+  // first piece, and its last run before the last piece (a piece has at least one run).
+  std::vector<std::size_t> wanted;
+  std::vector<std::size_t> first_of(k), last_of(k);
+  for (std::size_t i = 0; i < k; ++i) {
+    if (i > 0) {
+      first_of[i] = wanted.size();
+      wanted.push_back(at[i]);
+    }
+    if (i + 1 < k) {
+      last_of[i] = wanted.size();
+      wanted.push_back(at[i] + r.runs[i] - 1);
+    }
+  }
+  const std::vector<K> edge_keys = read_elements(r.keys, std::span<const std::size_t>(wanted));
+  const std::vector<V> edge_values = read_elements(r.aggregates, std::span<const std::size_t>(wanted));
   std::optional<K> open_key;
   std::optional<V> open_value;
   std::size_t open_at = 0;
   bool changed = false;
+  std::vector<std::size_t> folded_at;  // aggregates that took in runs after them, written at once
+  std::vector<V> folded;
   auto flush = [&] {
-    if (changed) r.aggregates.write(open_at, *open_value);
+    if (changed) {
+      folded_at.push_back(open_at);
+      folded.push_back(*open_value);
+    }
     changed = false;
   };
   for (std::size_t i = 0; i < k; ++i) {
-    const K first = r.keys.read(at[i]);
-    if (open_key && static_cast<bool>(eq(*open_key, first))) {
+    if (open_key && static_cast<bool>(eq(*open_key, edge_keys[first_of[i]]))) {
       r.drop[i] = 1;
-      open_value = static_cast<V>(op(*open_value, r.aggregates.read(at[i])));
+      open_value = static_cast<V>(op(*open_value, edge_values[first_of[i]]));
       changed = true;
       if (r.runs[i] == 1) continue;  // the whole piece is one run, still open
     }
     flush();
+    if (i + 1 == k) break;  // no piece after it to continue its last run
     open_at = at[i] + r.runs[i] - 1;
-    open_key = r.runs[i] == 1 ? first : r.keys.read(open_at);
-    open_value = r.aggregates.read(open_at);
+    open_key = edge_keys[last_of[i]];
+    open_value = edge_values[last_of[i]];
   }
   flush();
+  write_elements(r.aggregates, std::span<const std::size_t>(folded_at), std::span<const V>(folded));
   for (std::size_t i = 0; i < k; ++i) r.total += r.runs[i] - r.drop[i];
   return r;
 }

@@ -4,8 +4,8 @@
 //
 // One CUB scan-by-key per piece (every slot at once, on its own device), and for every piece
 // after the first the length of its leading run (one CUB min-reduction of the positions where
-// the key changes). The host then reads, per boundary, the keys on both sides and the scanned
-// value before it: where a run crosses the boundary, the piece's leading run needs the carry
+// the key changes). The host then reads the keys on both sides of every boundary and the value
+// scanned before it (one wait for the keys, one for the values): where a run crosses the boundary, the piece's leading run needs the carry
 // folded in from the left, out[j] = op(carry, out[j]), one launch over that run only. Carries
 // pass along in order, so a run across several slots and a non-commutative op stay correct.
 // The call waits for the devices.
@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -113,16 +114,22 @@ segmented_iterator<V, false> inclusive_scan_by_key(KI keys_first, KI keys_last, 
 
   // Carries, in order: piece i's leading run continues the run before it when the keys on
   // both sides of the boundary are equal; that run's value at the boundary is the value
-  // scanned there, with its own carry folded in when the whole piece before was one run.
+  // scanned there, with its own carry folded in when the whole piece before was one run. The
+  // keys on both sides of every boundary and the values scanned before it are read first,
+  // with one wait each.
+  std::vector<std::size_t> before(k > 0 ? k - 1 : 0), sides;
+  for (std::size_t i = 1, start = range.pieces[0].count; i < k; start += range.pieces[i].count, ++i) {
+    before[i - 1] = start - 1;
+    sides.push_back(start - 1);
+    sides.push_back(start);
+  }
+  const std::vector<K> side_keys = range.read(std::span<const std::size_t>(sides));
+  const std::vector<V> scanned = result.read(std::span<const std::size_t>(before));
   std::vector<std::optional<V>> carry(k);
-  std::size_t start = range.pieces.empty() ? 0 : range.pieces[0].count;  // of piece i in the range
-  for (std::size_t i = 1; i < k; start += range.pieces[i].count, ++i) {
-    const K left = range.read(start - 1);
-    const K right = range.read(start);
-    if (!static_cast<bool>(eq(left, right))) continue;
-    const V scanned = result.read(start - 1);
+  for (std::size_t i = 1; i < k; ++i) {
+    if (!static_cast<bool>(eq(side_keys[2 * (i - 1)], side_keys[2 * (i - 1) + 1]))) continue;
     const bool whole_run_carried = carry[i - 1].has_value() && lead[i - 1] == range.pieces[i - 1].count;
-    carry[i] = whole_run_carried ? static_cast<V>(op(*carry[i - 1], scanned)) : scanned;
+    carry[i] = whole_run_carried ? static_cast<V>(op(*carry[i - 1], scanned[i - 1])) : scanned[i - 1];
   }
   {
     detail::group_resources& g = detail::executor_of(range.group()).resources();

@@ -7,7 +7,8 @@
 //   survivors, in order, on its own device; no element crosses a device. The result's layout
 //   is distribution::from_sizes(survivors per slot). One CUB select per segment
 //   (cub::DeviceSelect::If, what thrust::copy_if uses) straight into the result's storage, and
-//   one count per slot read back to size it: the call waits for the devices.
+//   one count per slot read back to size it: the call waits for the devices. The result keeps
+//   that storage (its capacity() is the input's size); shrink_to_fit() gives the rest back.
 // - The STL form, copy_if(first, last, out, pred) -> the output's new end: the survivors
 //   written densely in global order from `out`. The same selection, then each survivor moves to
 //   its global position (locally when it stays on its slot, over peer links or host staging
@@ -26,6 +27,7 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -128,19 +130,21 @@ struct starts_run {
 };
 
 /// A piece selection of the first element of every run of equal elements (by eq)
-/// (cub::DeviceSelect::Flagged): each piece sees the element before it, read once per piece
-/// boundary, so that a run across slots keeps only its first element.
+/// (cub::DeviceSelect::Flagged): each piece sees the element before it (those elements read
+/// with one wait), so that a run across slots keeps only its first element.
 template <class T, class Eq>
 struct unique_selection {
   static constexpr const char* name = "cub::DeviceSelect::Flagged";
   std::vector<T> before;  // per piece
   Eq eq;
   unique_selection(const range_ref<T>& range, Eq eq_) : before(range.pieces.size()), eq(eq_) {
-    std::size_t at = range.first;
-    for (std::size_t i = 0; i < range.pieces.size(); ++i) {
-      if (i > 0) before[i] = range.vector->read(at - 1);
+    std::vector<std::size_t> last;  // of every piece but the last, read with one wait
+    for (std::size_t i = 0, at = 0; i + 1 < range.pieces.size(); ++i) {
       at += range.pieces[i].count;
+      last.push_back(at - 1);
     }
+    const std::vector<T> values = range.read(std::span<const std::size_t>(last));
+    for (std::size_t i = 0; i < values.size(); ++i) before[i + 1] = values[i];
   }
   template <class N>
   cudaError_t operator()(void* temp, std::size_t& bytes, const T* in, T* out, std::int64_t* n_selected, N n,
@@ -155,19 +159,6 @@ struct unique_selection {
 template <class T, class Eq>
 distributed_vector<T> unique_pieces(const range_ref<T>& range, Eq eq) {
   return select_pieces_with(range, unique_selection<T, Eq>(range, eq));
-}
-
-/// The layout-keeping result, compacted when fewer than a quarter of the elements survived, so
-/// that it does not hold more than four times its size for long. (At the edge, half, the copy
-/// would cost as much again as the selection's writes.)
-template <class T>
-distributed_vector<T> compact_if_sparse(distributed_vector<T> kept, std::size_t input_size) {
-  if (4 * kept.size() >= input_size) return kept;
-  std::vector<std::size_t> sizes(kept.segment_count());
-  for (std::size_t s = 0; s < sizes.size(); ++s) sizes[s] = kept.segment(s).size();
-  distributed_vector<T> exact(kept.group(), distribution::from_sizes(sizes));
-  exact.copy_range_from(kept, 0, kept.size(), 0);  // slot by slot, on each device
-  return exact;
 }
 
 /// The STL form's second half: the layout-keeping survivors `kept` (of `count` inputs) written
@@ -238,7 +229,8 @@ segmented_iterator<U, false> unique_into(const char* algorithm, In first, In las
 
 /// The elements of [first, last) for which pred is true, in a new vector on the same group:
 /// each slot keeps its own, in order; the layout is distribution::from_sizes(survivors per
-/// slot). Waits for the devices.
+/// slot). The result keeps the storage it was selected into, as large as the input
+/// (capacity()); shrink_to_fit() gives back the rest. Waits for the devices.
 template <segmented_iterator_type I, class Pred>
 distributed_vector<typename I::value_type> copy_if(I first, I last, Pred pred) {
   detail::check_device_operator<Pred>();
@@ -247,7 +239,7 @@ distributed_vector<typename I::value_type> copy_if(I first, I last, Pred pred) {
   auto [v, begin, count] = detail::unpack_range("copy_if", first, last);
   if (v == nullptr) return distributed_vector<T>();
   detail::range_ref<T> range(*v, begin, count);
-  return detail::compact_if_sparse(detail::select_pieces(range, pred), count);
+  return detail::select_pieces(range, pred);
 }
 
 template <class T, class Pred>
@@ -316,7 +308,7 @@ distributed_vector<T> unique_copy(const distributed_vector<T>& v, Eq eq = {}) {
   const nvtx_range mark("unique_copy", static_cast<std::uint64_t>(v.size()));
   if (v.empty()) return distributed_vector<T>(0, v.group());
   detail::range_ref<T> range(v, 0, v.size());
-  return detail::compact_if_sparse(detail::unique_pieces(range, eq), v.size());
+  return detail::unique_pieces(range, eq);
 }
 
 /// Copies the first element of every run of consecutive equal elements (by eq) of

@@ -184,6 +184,23 @@ class distributed_vector {
   /// The halo every segment carries (width 0: none).
   multigpu::halo halo() const noexcept { return halo_; }
   std::size_t segment_count() const { return group_.size(); }
+  /// The elements the segments' storage holds, halos not counted: size() for every vector
+  /// except the result of a size-changing algorithm's layout-keeping form, which keeps the
+  /// storage it selected into (as std::vector keeps its capacity). shrink_to_fit() trims it.
+  size_type capacity() const noexcept {
+    size_type total = 0;
+    for (const device_buffer<T>& b : segments_) total += b.size() > 2 * halo_.width ? b.size() - 2 * halo_.width : 0;
+    return total;
+  }
+  /// Gives back the storage beyond size(): every segment is reallocated to its size and its
+  /// elements copied there, on its own stream (std::vector's request, always honoured here).
+  /// Does nothing when capacity() == size(). Enqueues only.
+  void shrink_to_fit() {
+    if (capacity() == size()) return;
+    distributed_vector exact(group_, layout_, halo_);
+    exact.copy_segments_from(*this);
+    swap(exact);
+  }
 
   segment_view<T> segment(std::size_t slot) {
     check_slot(slot);

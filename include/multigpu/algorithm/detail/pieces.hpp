@@ -12,11 +12,61 @@
 #include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/runtime/detail/scratch.hpp>
 
+#include <cstring>
 #include <optional>
+#include <span>
 #include <type_traits>
 #include <vector>
 
 namespace multigpu::detail {
+
+/// Elements indices[j] of `v`, each read after the work already enqueued on its segment's
+/// stream: one small copy each into one pinned staging block, then one wait for them all
+/// (what a single read() costs, however many there are).
+template <class T>
+std::vector<T> read_elements(const distributed_vector<T>& v, std::span<const std::size_t> indices) {
+  std::vector<T> values(indices.size());
+  if (indices.empty()) return values;
+  group_resources& g = executor_of(v.group()).resources();
+  staging_pool::lease block = g.staging().acquire(indices.size() * sizeof(T));
+  T* staged = block.as<T>();
+  std::vector<char> ordered(v.segment_count(), 0);
+  for (std::size_t j = 0; j < indices.size(); ++j) {
+    const auto [slot, local] = v.layout().locate(indices[j]);
+    device_guard guard(v.group().device(slot));
+    const cudaStream_t stream = v.group().stream(slot);
+    if (!ordered[slot]) block.order_before(stream);
+    ordered[slot] = 1;
+    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(staged + j, v.segment(slot).data() + local, sizeof(T), cudaMemcpyDefault, stream));
+    block.fence(v.group().device(slot), stream);  // covers this stream's earlier copies too
+  }
+  block.order_before_host();
+  std::memcpy(static_cast<void*>(values.data()), staged, indices.size() * sizeof(T));
+  return values;
+}
+
+/// Writes values[j] to element indices[j] of `v`, each ordered after the work already enqueued
+/// on its segment's stream, from one pinned staging block. Returns once the copies are
+/// enqueued: the block is not reused before they are done.
+template <class T>
+void write_elements(distributed_vector<T>& v, std::span<const std::size_t> indices, std::span<const T> values) {
+  if (indices.empty()) return;
+  group_resources& g = executor_of(v.group()).resources();
+  staging_pool::lease block = g.staging().acquire(indices.size() * sizeof(T));
+  T* staged = block.as<T>();
+  block.order_before_host();  // earlier users of the block are done with it
+  std::memcpy(static_cast<void*>(staged), values.data(), indices.size() * sizeof(T));
+  std::vector<char> ordered(v.segment_count(), 0);
+  for (std::size_t j = 0; j < indices.size(); ++j) {
+    const auto [slot, local] = v.layout().locate(indices[j]);
+    device_guard guard(v.group().device(slot));
+    const cudaStream_t stream = v.group().stream(slot);
+    if (!ordered[slot]) block.order_before(stream);
+    ordered[slot] = 1;
+    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(v.segment(slot).data() + local, staged + j, sizeof(T), cudaMemcpyDefault, stream));
+    block.fence(v.group().device(slot), stream);
+  }
+}
 
 /// A range [first, first + count) of a vector, split into its pieces.
 template <class T>
@@ -37,6 +87,12 @@ struct range_ref {
   }
   /// Element i of the range, read after the work already enqueued on its slot's stream.
   T read(std::size_t i) const { return vector->read(first + i); }
+  /// Elements positions[j] of the range, as read_elements: one wait for them all.
+  std::vector<T> read(std::span<const std::size_t> positions) const {
+    std::vector<std::size_t> indices(positions.begin(), positions.end());
+    for (std::size_t& i : indices) i += first;
+    return read_elements(*vector, std::span<const std::size_t>(indices));
+  }
 };
 
 /// A layout of `reference`'s group whose block [0, count) splits into exactly the pieces of
@@ -118,6 +174,8 @@ class aligned_output {
   U* data(std::size_t i) const { return range_.data(i); }
   /// Element i of the results (staged or in place), read after the work already enqueued.
   U read(std::size_t i) const { return range_.read(i); }
+  /// Elements positions[j] of the results, with one wait for them all.
+  std::vector<U> read(std::span<const std::size_t> positions) const { return range_.read(positions); }
   bool staged() const noexcept { return temp_.has_value(); }
   /// Moves staged results into the real output (no-op when aligned).
   void commit() {
