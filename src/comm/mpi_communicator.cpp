@@ -127,12 +127,16 @@ class mpi_communicator::staged {
 };
 
 /// Watches the blocking call in flight: a thread that wakes a few times per timeout and, when
-/// one call has run past its deadline, says which and ends the job. The calling thread only
-/// stores the call's name and deadline. Calling MPI from this thread while the caller is
-/// inside MPI is allowed only under MPI_THREAD_MULTIPLE: then the job ends with MPI_Abort (or,
-/// with ULFM, the communicator is revoked first, so that the stuck call throws comm_error, and
-/// the job ends only if the call is still stuck one timeout later); below it, the process
-/// aborts and the launcher ends the job.
+/// one call has run past its limit, says which and ends the job. The calling thread only
+/// stores the call's name and a fresh sequence number as it enters, and zero as it leaves: no
+/// clock on the hot path. The watchdog times a call from the first look that finds it in
+/// flight, and looks eight times per timeout, so it acts between one and one and a quarter
+/// timeouts after the call began.
+/// Calling MPI from this thread while the caller is inside MPI is allowed only under
+/// MPI_THREAD_MULTIPLE: then the job ends with MPI_Abort (or, with ULFM, the communicator is
+/// revoked first, so that the stuck call throws comm_error, and the job ends only if the call
+/// is still stuck one timeout later); below it, the process aborts and the launcher ends the
+/// job.
 class mpi_communicator::watchdog {
  public:
   explicit watchdog(const mpi_communicator& comm)
@@ -151,13 +155,12 @@ class mpi_communicator::watchdog {
 
   void begin(const char* call, double timeout_s) noexcept {
     const double ns = timeout_s * 1e9;
-    const std::int64_t limit = ns < 4e18 ? static_cast<std::int64_t>(ns) : std::int64_t{4'000'000'000'000'000'000};
+    limit_ns_.store(ns < 4e18 ? static_cast<std::int64_t>(ns) : std::int64_t{4'000'000'000'000'000'000},
+                    std::memory_order_relaxed);
     call_.store(call, std::memory_order_relaxed);
-    limit_ns_.store(limit, std::memory_order_relaxed);
-    // One value decides: a call's deadline, never its start paired with another call's limit.
-    deadline_ns_.store(now_ns() + limit, std::memory_order_release);
+    in_flight_.store(++calls_, std::memory_order_release);
   }
-  void end() noexcept { deadline_ns_.store(0, std::memory_order_release); }
+  void end() noexcept { in_flight_.store(0, std::memory_order_release); }
 
  private:
   static std::int64_t now_ns() noexcept {
@@ -170,11 +173,17 @@ class mpi_communicator::watchdog {
   }
   void run() {
     std::unique_lock<std::mutex> lock(mutex_);
+    std::uint64_t seen = 0;     // the call in flight at the last look (0: none)
+    std::int64_t seen_at = 0;   // when a look first found it
     while (!stop_) {
-      const std::int64_t deadline = deadline_ns_.load(std::memory_order_acquire);
-      if (deadline != 0 && now_ns() > deadline) expire(deadline);
-      // A few looks per timeout: the job ends at most an eighth of it late.
+      const std::uint64_t call = in_flight_.load(std::memory_order_acquire);
       const std::int64_t limit = limit_ns_.load(std::memory_order_relaxed);
+      if (call != seen) {
+        seen = call;
+        seen_at = now_ns();
+      } else if (call != 0 && now_ns() - seen_at > limit && expire()) {
+        seen_at = now_ns();  // revoked: the same call gets one more timeout to return
+      }
       const std::int64_t period = std::clamp<std::int64_t>(limit / 8, 1'000'000, 1'000'000'000);
       wake_.wait_for(lock, std::chrono::nanoseconds(period), [&] { return stop_; });
     }
@@ -187,17 +196,16 @@ class mpi_communicator::watchdog {
                  call_.load(std::memory_order_relaxed), rank_, size_, seconds, next);
     std::fflush(stderr);
   }
-  void expire([[maybe_unused]] std::int64_t deadline) {
+  /// Revokes the communicator and returns true (the first time, with ULFM under
+  /// MPI_THREAD_MULTIPLE), else ends the job.
+  bool expire() {
     const double limit_s = static_cast<double>(limit_ns_.load(std::memory_order_relaxed)) / 1e9;
 #if defined(OMPI_HAVE_MPI_EXT_FTMPI) || defined(MPIX_ERR_REVOKED)
     if (may_call_mpi_ && !revoked_) {
       report(limit_s, "Revoking the communicator: the call fails with comm_error on every rank.");
       revoked_ = true;
-      // The same call gets one more timeout to return; a new call keeps its own deadline.
-      std::int64_t expected = deadline;
-      deadline_ns_.compare_exchange_strong(expected, deadline + limit_ns_.load(std::memory_order_relaxed));
       MPIX_Comm_revoke(comm_);
-      return;
+      return true;
     }
 #endif
     report(revoked_ ? 2 * limit_s : limit_s, "Ending the job.");
@@ -209,9 +217,10 @@ class mpi_communicator::watchdog {
   int rank_, size_;
   bool may_call_mpi_;
   bool revoked_ = false;
+  std::uint64_t calls_ = 0;  // the calling thread's own count
   std::atomic<const char*> call_{""};
   std::atomic<std::int64_t> limit_ns_{1'000'000'000};
-  std::atomic<std::int64_t> deadline_ns_{0};
+  std::atomic<std::uint64_t> in_flight_{0};  // the sequence number of the call in flight, or 0
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -186,9 +188,10 @@ class nccl_communicator::staged {
 
 /// Watches the wait in flight (see the header): a thread that looks a few times per timeout at
 /// the wait's deadline and at ncclCommGetAsyncError, and aborts the NCCL communicator when
-/// either says so; the waiting call then finds the verdict and throws. When the stream is
-/// still not done one timeout after the abort (other work than NCCL's holds it, which an
-/// abort cannot end), it says so and ends the process, as the MPI communicator's watchdog does.
+/// either says so; the waiting call then finds the verdict and throws. NCCL's abort waits for
+/// work queued before the call on the same stream; a wait still not over one timeout after the
+/// abort began (other work holds the stream, which an abort cannot end) ends the process with
+/// a message, from a thread of its own, as the MPI communicator's watchdog does.
 class nccl_communicator::watchdog {
  public:
   watchdog(ncclComm_t comm, int rank, int size) : comm_(comm), rank_(rank), size_(size), thread_([this] { run(); }) {}
@@ -217,6 +220,8 @@ class nccl_communicator::watchdog {
   std::string end() {
     std::lock_guard lock(mutex_);
     waiting_ = false;
+    if (over_) over_->store(true);
+    over_.reset();
     return std::move(verdict_);
   }
 
@@ -233,15 +238,7 @@ class nccl_communicator::watchdog {
   /// With the mutex held, during a wait.
   void look() {
     const nccl_api& api = nccl();
-    if (aborted_) {
-      if (clock::now() < deadline_) return;
-      std::fprintf(stderr,
-                   "multigpu: NCCL %s on rank %d of %d: the stream is still busy one timeout after the NCCL "
-                   "communicator was aborted (other work holds it). Ending the process.\n",
-                   call_, rank_, size_);
-      std::fflush(stderr);
-      std::abort();
-    }
+    if (aborted_) return;  // the handle is gone
     ncclResult_t async = ncclSuccess;
     const ncclResult_t asked = api.get_async_error(comm_, &async);
     if (asked != ncclSuccess) async = asked;
@@ -250,9 +247,23 @@ class nccl_communicator::watchdog {
     verdict_ = late ? detail::concat("made no progress within ", std::chrono::duration<double>(limit_).count(),
                                      " s (a peer failed or skipped the call; MULTIGPU_COMM_TIMEOUT_S sets the limit)")
                     : detail::concat("failed: ", describe(async));
-    api.abort(comm_);  // ends NCCL's kernels, so the waiting call returns
     aborted_ = true;
-    deadline_ = clock::now() + limit_;
+    over_ = std::make_shared<std::atomic<bool>>(false);
+    try {
+      std::thread([over = over_, limit = limit_, call = call_, rank = rank_, size = size_] {
+        std::this_thread::sleep_for(limit);
+        if (over->load()) return;
+        std::fprintf(stderr,
+                     "multigpu: NCCL %s on rank %d of %d is still waiting one timeout after the NCCL communicator "
+                     "was aborted (other work holds its stream). Ending the process.\n",
+                     call, rank, size);
+        std::fflush(stderr);
+        std::abort();
+      }).detach();
+    } catch (const std::system_error&) {
+      // No thread for the fallback: the abort below still ends NCCL's own work.
+    }
+    api.abort(comm_);  // ends NCCL's kernels (after the stream's earlier work), so the wait returns
   }
 
   ncclComm_t comm_;
@@ -263,6 +274,7 @@ class nccl_communicator::watchdog {
   clock::duration limit_ = std::chrono::seconds(1);
   clock::time_point deadline_{};
   std::string verdict_;
+  std::shared_ptr<std::atomic<bool>> over_;  // made at an abort: set when that wait ends
   bool waiting_ = false;
   bool aborted_ = false;
   bool stop_ = false;
@@ -307,8 +319,16 @@ nccl_communicator::nccl_communicator(ncclComm_t comm) {
   check_static(api.user_rank(comm_, &rank_), "ncclCommUserRank");
   check_static(api.cu_device(comm_, &device_), "ncclCommCuDevice");
   device_guard guard(device_);
+  create_stream_and_event();
+}
+
+void nccl_communicator::create_stream_and_event() {
   MULTIGPU_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  MULTIGPU_CUDA_TRY(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+  if (const cudaError_t made = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming); made != cudaSuccess) {
+    MULTIGPU_CUDA_REPORT(cudaStreamDestroy(stream_));  // no destructor runs for a constructor that throws
+    stream_ = nullptr;
+    MULTIGPU_CUDA_TRY(made);
+  }
 }
 
 void nccl_communicator::init(const ncclUniqueId& id, int rank, int size, int device) {
@@ -323,14 +343,13 @@ void nccl_communicator::init(const ncclUniqueId& id, int rank, int size, int dev
   size_ = size;
   device_ = device;
   device_guard guard(device_);
-  MULTIGPU_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  MULTIGPU_CUDA_TRY(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+  const std::string joining = detail::concat("ncclCommInitRankConfig (rank ", rank, " of ", size, " on device ", device, ")");
+  create_stream_and_event();
   // Non-blocking: the call returns at once, and a rank that never joins is a timeout, not a hang.
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclResult_t result = api.init_rank_config(&comm_, size, id, rank, &config);
   owned_ = comm_ != nullptr;
-  const std::string joining = detail::concat("ncclCommInitRankConfig (rank ", rank, " of ", size, " on device ", device, ")");
   try {
     if (result == ncclInProgress) result = settle(joining.c_str());  // throws after aborting on timeout
     if (result != ncclSuccess) {

@@ -235,9 +235,13 @@ TEST(NcclCommunicator, PrimitivesWithOneRank) {
 TEST(NcclCommunicator, LatePeerTimesOut) {
   int devices = 0;
   ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
-  if (world_size() < 2 || devices < world_size())
+  // Every rank must decide alike: each checks its own host (ranks on it against its GPUs).
+  const int local_ranks = mg::mpi_bootstrap().local_rank + 1;
+  int fits = devices >= local_ranks ? 1 : 0, all_fit = 0;
+  MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (world_size() < 2 || all_fit == 0)
     GTEST_SKIP() << "needs two ranks or more, each on its own GPU (NCCL refuses two ranks on one); " << devices
-                 << " GPU(s) for " << world_size() << " rank(s)";
+                 << " GPU(s) here for " << world_size() << " rank(s)";
   mg::mpi_communicator bootstrap;
   {
     mg::nccl_communicator comm(bootstrap, test_device());

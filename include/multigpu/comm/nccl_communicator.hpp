@@ -16,7 +16,7 @@
 // waiting call then throws comm_error, and the communicator is unusable afterwards (an adopted
 // one is aborted too: its owner must not destroy it). The timeout counts from the start of the
 // wait, so work queued earlier on the same stream counts; NCCL's abort waits for such work,
-// and a wait still not over one timeout after the abort returned ends the process.
+// and a wait still not over one timeout after the abort began ends the process.
 //
 // NCCL refuses two ranks on one GPU (measured with NCCL 2.28: ncclInvalidUsage), so a
 // one-GPU machine runs NCCL with one rank only.
@@ -72,6 +72,8 @@ class nccl_communicator final : public communicator {
   class staged;
   class watchdog;
   void init(const ncclUniqueId& id, int rank, int size, int device);
+  /// The communicator's own stream and the event each wait records (both or neither).
+  void create_stream_and_event();
   /// Throws comm_error for a failed NCCL call; settles one that returned ncclInProgress.
   void check(ncclResult_t result, const char* call);
   /// Polls ncclCommGetAsyncError until the non-blocking call in progress ends, and returns its
