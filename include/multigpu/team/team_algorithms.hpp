@@ -99,6 +99,20 @@ std::optional<Acc> local_partial(const distributed_vector<T>& v, Op op) {
     return reduce(v.begin() + 1, v.end(), static_cast<Acc>(v.read(0)), op);
 }
 
+/// Whether a rank after this one holds elements: only then does this rank's total reach anyone
+/// in a scan (the last rank with elements, and a team of one, skip computing it).
+template <class T>
+bool later_ranks_hold_elements(const team_vector<T>& v) {
+  return v.offset() + v.local_size() < v.size();
+}
+
+/// A rank's total for the scans: its local reduction where a later rank needs it, else none.
+template <class T, class Op>
+std::optional<T> scan_partial(const team_vector<T>& v, Op op) {
+  if (!later_ranks_hold_elements(v)) return std::nullopt;
+  return local_partial<T>(v.local(), op);
+}
+
 template <class A, class B>
 void expect_same_layout(const char* algorithm, const team_vector<A>& a, const team_vector<B>& b) {
   expect_same_team(algorithm, a.team(), b.team());
@@ -169,12 +183,13 @@ T reduce(const team_vector<T>& v) {
 /// out[i] = in[0] op ... op in[i] in global order. in and out on one team with one layout;
 /// they may be the same vector. Each rank reduces its elements (one read), one all_gather
 /// brings every rank's total, and each rank scans once with the fold of the ranks before it
-/// as the initial value (one read and one write): three passes over the data.
+/// as the initial value (one read and one write): three passes over the data. The last rank
+/// with elements (and a team of one) skips the reduction, whose total nobody needs: two passes.
 template <class T, class Op = cuda::std::plus<>>
 void inclusive_scan(const team_vector<T>& in, team_vector<T>& out, Op op = {}) {
   detail::expect_same_layout("inclusive_scan", in, out);
   const auto totals = detail::gather_collective<T>(in.team(), team_operation::inclusive_scan, sizeof(T),
-                                                   [&] { return detail::local_partial<T>(in.local(), op); });
+                                                   [&] { return detail::scan_partial(in, op); });
   if (in.local().empty()) return;
   const std::optional<T> carry = rank_carries<T>(totals, op)[static_cast<std::size_t>(in.rank())];
   if (carry)
@@ -188,7 +203,7 @@ template <class T, class Op = cuda::std::plus<>>
 void exclusive_scan(const team_vector<T>& in, team_vector<T>& out, std::type_identity_t<T> init, Op op = {}) {
   detail::expect_same_layout("exclusive_scan", in, out);
   const auto totals = detail::gather_collective<T>(in.team(), team_operation::exclusive_scan, sizeof(T),
-                                                   [&] { return detail::local_partial<T>(in.local(), op); });
+                                                   [&] { return detail::scan_partial(in, op); });
   if (in.local().empty()) return;
   const std::optional<T> carry = rank_carries<T>(totals, op)[static_cast<std::size_t>(in.rank())];
   exclusive_scan(in.local(), out.local(), carry ? op(init, *carry) : init, op);
