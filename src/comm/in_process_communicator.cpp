@@ -5,39 +5,25 @@
 #include <cstring>
 
 namespace multigpu {
-namespace {
-void wait_for(cudaStream_t stream) {
-  if (stream != nullptr) MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream));
-}
-}  // namespace
-
-void in_process_communicator::copy(void* dst, const void* src, std::size_t bytes) const {
-  if (host_buffers()) {
-    if (bytes > 0 && dst != src) std::memmove(dst, src, bytes);
-  } else {
-    detail::copy_bytes(dst, src, bytes);
-  }
-}
-
 void in_process_communicator::all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) {
-  wait_for(stream);
-  copy(recv, send, bytes);
+  wait_for_stream(stream);
+  copy_local(recv, send, bytes);
 }
 
 void in_process_communicator::all_reduce(const void* send, void* recv, std::size_t count, data_type type, reduce_op,
                                          cudaStream_t stream) {
-  wait_for(stream);
-  copy(recv, send, count * size_of(type));
+  wait_for_stream(stream);
+  copy_local(recv, send, count * size_of(type));
 }
 
 void in_process_communicator::send_recv_bytes(const void* send, std::size_t send_bytes, int send_to, void* recv,
                                               std::size_t recv_bytes, int recv_from, cudaStream_t stream) {
   if (send_to != -1) check_peer("send_recv", send_to);
   if (recv_from != -1) check_peer("send_recv", recv_from);
-  wait_for(stream);
+  wait_for_stream(stream);
   if (send_to == 0) {
     std::vector<std::byte> message(send_bytes);
-    copy(message.data(), send, send_bytes);
+    copy_local(message.data(), send, send_bytes);
     mailbox_.push_back(std::move(message));
   }
   if (recv_from == 0) {
@@ -49,7 +35,7 @@ void in_process_communicator::send_recv_bytes(const void* send, std::size_t send
     if (message.size() != recv_bytes)
       throw comm_error(detail::concat("multigpu: in-process communicator: recv of ", recv_bytes,
                                       " bytes matched a send of ", message.size(), " bytes"));
-    copy(recv, message.data(), recv_bytes);
+    copy_local(recv, message.data(), recv_bytes);
   }
 }
 
@@ -64,9 +50,14 @@ void in_process_communicator::all_to_all_v_bytes(const void* send, std::span<con
   if (send_counts[0] != recv_counts[0])
     throw comm_error(detail::concat("multigpu: in-process all_to_all_v: rank 0 sends ", send_counts[0],
                                     " bytes to itself but expects ", recv_counts[0]));
-  wait_for(stream);
-  copy(static_cast<std::byte*>(recv) + recv_displs[0],
-                     static_cast<const std::byte*>(send) + send_displs[0], send_counts[0]);
+  wait_for_stream(stream);
+  copy_local(static_cast<std::byte*>(recv) + recv_displs[0], static_cast<const std::byte*>(send) + send_displs[0],
+             send_counts[0]);
+}
+
+void in_process_communicator::broadcast_bytes(void*, std::size_t, int root, cudaStream_t stream) {
+  check_peer("broadcast", root);
+  wait_for_stream(stream);  // the data is already where it goes
 }
 
 }  // namespace multigpu

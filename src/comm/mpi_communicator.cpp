@@ -430,6 +430,17 @@ void mpi_communicator::all_to_all_v_bytes(const void* send, std::span<const std:
   buffers.finish();
 }
 
+void mpi_communicator::broadcast_bytes(void* data, std::size_t bytes, int root, cudaStream_t stream) {
+  check_peer("broadcast", root);
+  const int n = as_int(bytes, "broadcast");
+  staged buffers(*this, stream);
+  void* d = buffers.out(data, bytes, rank_ == root);  // the root's bytes go in, everyone's come out
+  complete(
+      "broadcast", "MPI_Bcast", "MPI_Ibcast", [&] { return MPI_Bcast(d, n, MPI_BYTE, root, comm_); },
+      [&](MPI_Request* request) { return MPI_Ibcast(d, n, MPI_BYTE, root, comm_, request); });
+  buffers.finish();
+}
+
 void mpi_communicator::barrier() {
   complete("barrier", "MPI_Barrier", "MPI_Ibarrier", [&] { return MPI_Barrier(comm_); },
            [&](MPI_Request* request) { return MPI_Ibarrier(comm_, request); });

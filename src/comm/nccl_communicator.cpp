@@ -37,6 +37,7 @@ struct nccl_api {
   decltype(&ncclGetLastError) last_error;
   decltype(&ncclAllReduce) all_reduce;
   decltype(&ncclAllGather) all_gather;
+  decltype(&ncclBroadcast) broadcast;
   decltype(&ncclSend) send;
   decltype(&ncclRecv) recv;
   decltype(&ncclGroupStart) group_start;
@@ -84,6 +85,7 @@ const nccl_api& nccl() {
   bind(library, api.last_error, "ncclGetLastError", missing);
   bind(library, api.all_reduce, "ncclAllReduce", missing);
   bind(library, api.all_gather, "ncclAllGather", missing);
+  bind(library, api.broadcast, "ncclBroadcast", missing);
   bind(library, api.send, "ncclSend", missing);
   bind(library, api.recv, "ncclRecv", missing);
   bind(library, api.group_start, "ncclGroupStart", missing);
@@ -564,6 +566,19 @@ void nccl_communicator::all_to_all_v_bytes(const void* send, std::span<const std
   check(api.group_end(), "ncclGroupEnd");
   check(first_error, "ncclSend/ncclRecv");
   wait(s, "all_to_all_v");
+  buffers.finish();
+}
+
+void nccl_communicator::broadcast_bytes(void* data, std::size_t bytes, int root, cudaStream_t stream) {
+  MULTIGPU_EXPECTS(comm_ != nullptr, "nccl_communicator: used after an abort");
+  check_peer("broadcast", root);
+  device_guard guard(device_);
+  cudaStream_t s = pick(stream);
+  if (stream == nullptr) MULTIGPU_CUDA_TRY(cudaStreamSynchronize(nullptr));
+  staged buffers(*this, s);
+  void* d = buffers.out(data, bytes, rank_ == root);  // the root's bytes go in, everyone's come out
+  check(nccl().broadcast(d, d, bytes, ncclInt8, root, comm_, s), "ncclBroadcast");
+  wait(s, "broadcast");
   buffers.finish();
 }
 

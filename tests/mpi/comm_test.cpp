@@ -113,6 +113,23 @@ void exercise(mg::communicator& comm, bool device) {
                       std::span<const std::size_t>(rc), std::span<const std::size_t>(rd));
     EXPECT_EQ(received, want);
   }
+  // broadcast from every root: root r's 4 + r values r * 1000 + k.
+  for (int root = 0; root < size; ++root) {
+    std::vector<long long> want_b(4 + root);
+    for (std::size_t k = 0; k < want_b.size(); ++k) want_b[k] = root * 1000LL + static_cast<long long>(k);
+    std::vector<long long> data = rank == root ? want_b : std::vector<long long>(want_b.size(), -1);
+    if (device) {
+      device_array<long long> d_data(data);
+      comm.broadcast(d_data.data, data.size(), root);
+      EXPECT_EQ(d_data.host(), want_b) << "broadcast from " << root;
+    } else {
+      comm.broadcast(data.data(), data.size(), root);
+      EXPECT_EQ(data, want_b) << "broadcast from " << root;
+      std::vector<long long> again = rank == root ? want_b : std::vector<long long>(want_b.size(), -1);
+      comm.broadcast(mg::host_memory, again.data(), again.size(), root);
+      EXPECT_EQ(again, want_b) << "broadcast from " << root << " declared host memory";
+    }
+  }
   if (!device) {  // the same calls declared as host memory (no pointer query)
     std::vector<int> gathered(3 * size, -1);
     comm.all_gather(mg::host_memory, mine.data(), gathered.data(), 3);
@@ -185,6 +202,7 @@ TEST(MpiCommunicator, BadArgumentsAreTypedErrors) {
                std::invalid_argument);
   EXPECT_THROW(comm.send(&x, 1, comm.size()), std::out_of_range);
   EXPECT_THROW(comm.recv(&x, 1, -1), std::out_of_range);
+  EXPECT_THROW(comm.broadcast(&x, 1, comm.size()), std::out_of_range) << "no such root";
   EXPECT_THROW(mg::mpi_communicator(MPI_COMM_NULL), std::invalid_argument);
   comm.barrier();
 }

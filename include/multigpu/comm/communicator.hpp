@@ -1,8 +1,14 @@
 #pragma once
-// The communicator: what the team algorithms need from a transport between processes (rank,
-// size, all_gather, all_reduce, send/recv, all_to_all_v, barrier). Three engines implement
-// it: in_process_communicator (one rank, no MPI), mpi_communicator (multigpu::mpi) and
-// nccl_communicator (multigpu::nccl). Host code only.
+// The communicator: what the team algorithms need from a transport between processes. Three
+// engines implement it: in_process_communicator (one rank, no MPI), mpi_communicator
+// (multigpu::mpi) and nccl_communicator (multigpu::nccl). Host code only.
+//
+// As in CCCL's multi-GPU communicator concept, a transport must provide rank(), size(),
+// engine() and one point-to-point operation, send_recv_bytes. The collectives (all_gather,
+// all_reduce, all_to_all_v, broadcast, barrier) are optional: each has a fallback built on
+// send_recv_bytes (rings and a binomial tree), which a transport overrides with its native
+// collective. The three engines override every one. Bring your own transport by deriving
+// from communicator and overriding at least send_recv_bytes (docs/scale-out.md).
 //
 // Buffers may be host or device memory; each engine moves them the way it can (MPI stages
 // device data through pinned host memory unless it is CUDA-aware, NCCL stages host data
@@ -119,25 +125,38 @@ class communicator {
   /// True when timeout() is `forever`.
   bool waits_forever() const noexcept { return std::isinf(timeout_.count()); }
 
-  // ---- Byte-level primitives (each engine implements these) ----
+  // ---- Required: the point-to-point primitive ----
 
-  /// recv holds size() * bytes: rank r's `bytes` at recv + r * bytes.
-  virtual void all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream = nullptr) = 0;
-  /// Element-wise reduction of `count` elements of `type` over all ranks; every rank gets it.
-  /// send == recv is allowed.
-  virtual void all_reduce(const void* send, void* recv, std::size_t count, data_type type, reduce_op op,
-                          cudaStream_t stream = nullptr) = 0;
   /// Sends to `send_to` and receives from `recv_from` at once (either may be -1: none), so
-  /// that rings and neighbour exchanges cannot deadlock.
+  /// that rings and neighbour exchanges cannot deadlock. A receive expects exactly
+  /// `recv_bytes` (zero is allowed, and still pairs with a send of zero bytes).
   virtual void send_recv_bytes(const void* send, std::size_t send_bytes, int send_to, void* recv,
                                std::size_t recv_bytes, int recv_from, cudaStream_t stream = nullptr) = 0;
+
+  // ---- Optional: collectives, each with a fallback over send_recv_bytes ----
+
+  /// recv holds size() * bytes: rank r's `bytes` at recv + r * bytes. Fallback: a ring,
+  /// size() - 1 steps of `bytes` each.
+  virtual void all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream = nullptr);
+  /// Element-wise reduction of `count` elements of `type` over all ranks; every rank gets the
+  /// same bits. send == recv is allowed. Fallback: a ring reduce-scatter then a ring
+  /// all-gather through host memory (each rank sends 2 (size() - 1) / size() of the data),
+  /// reducing on the host.
+  virtual void all_reduce(const void* send, void* recv, std::size_t count, data_type type, reduce_op op,
+                          cudaStream_t stream = nullptr);
   /// Rank r's block [send_displs[r], + send_counts[r]) goes to rank r, which gets it at its
-  /// [recv_displs[me], + recv_counts[me]). Counts and displacements are in bytes, one per rank.
+  /// [recv_displs[me], + recv_counts[me]). Counts and displacements are in bytes, one per rank;
+  /// a rank's block to itself must be as long as the one it expects from itself. Fallback:
+  /// size() - 1 paired exchanges, rank + s to rank - s at step s.
   virtual void all_to_all_v_bytes(const void* send, std::span<const std::size_t> send_counts,
                                   std::span<const std::size_t> send_displs, void* recv,
                                   std::span<const std::size_t> recv_counts,
-                                  std::span<const std::size_t> recv_displs, cudaStream_t stream = nullptr) = 0;
-  virtual void barrier() = 0;
+                                  std::span<const std::size_t> recv_displs, cudaStream_t stream = nullptr);
+  /// Rank `root`'s `bytes` at `data` to every rank's `data`. Fallback: a binomial tree,
+  /// ceil(log2 size()) rounds.
+  virtual void broadcast_bytes(void* data, std::size_t bytes, int root, cudaStream_t stream = nullptr);
+  /// Returns once every rank has entered it. Fallback: an all_gather of one byte.
+  virtual void barrier();
 
   // ---- The same calls on host buffers (host_memory_t): no pointer query ----
 
@@ -154,6 +173,10 @@ class communicator {
                           std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs) {
     const host_call call(*this);
     all_to_all_v_bytes(send, send_counts, send_displs, recv, recv_counts, recv_displs);
+  }
+  void broadcast_bytes(host_memory_t, void* data, std::size_t bytes, int root) {
+    const host_call call(*this);
+    broadcast_bytes(data, bytes, root);
   }
 
   // ---- Typed conveniences ----
@@ -216,6 +239,17 @@ class communicator {
     all_reduce(host_memory, &value, &result, 1, detail::data_type_of<T>(), op);
     return result;
   }
+  /// Rank root's `count` elements at `data` to every rank's `data`.
+  template <class T>
+  void broadcast(T* data, std::size_t count, int root, cudaStream_t stream = nullptr) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    broadcast_bytes(data, count * sizeof(T), root, stream);
+  }
+  template <class T>
+  void broadcast(host_memory_t, T* data, std::size_t count, int root) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    broadcast_bytes(host_memory, data, count * sizeof(T), root);
+  }
   /// Element counts and displacements (one per rank), as MPI_Alltoallv.
   template <class T>
   void all_to_all_v(const T* send, std::span<const std::size_t> send_counts, std::span<const std::size_t> send_displs,
@@ -243,6 +277,10 @@ class communicator {
   /// the engine need not ask the driver.
   bool host_buffers() const noexcept { return host_buffers_; }
   void check_peer(const char* call, int peer) const;
+  /// The fallbacks' helpers: wait for the work enqueued on `stream` (none for nullptr), and
+  /// copy within this rank (host or device buffers; no pointer query in a host_memory call).
+  void wait_for_stream(cudaStream_t stream) const;
+  void copy_local(void* dst, const void* src, std::size_t bytes) const;
   /// The steady clock's time timeout() from now; its maximum when waiting for ever (or when
   /// the timeout is too long for the clock).
   std::chrono::steady_clock::time_point deadline() const noexcept;

@@ -29,11 +29,11 @@ class in_process_communicator final : public communicator {
                           std::span<const std::size_t> send_displs, void* recv,
                           std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
                           cudaStream_t stream = nullptr) override;
+  using communicator::broadcast_bytes;
+  void broadcast_bytes(void* data, std::size_t bytes, int root, cudaStream_t stream = nullptr) override;
   void barrier() override {}
 
  private:
-  /// detail::copy_bytes, or a host copy with no pointer query in a host_memory call.
-  void copy(void* dst, const void* src, std::size_t bytes) const;
   std::deque<std::vector<std::byte>> mailbox_;  // sends to self, oldest first
 };
 

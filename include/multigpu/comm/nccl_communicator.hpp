@@ -66,6 +66,8 @@ class nccl_communicator final : public communicator {
                           std::span<const std::size_t> send_displs, void* recv,
                           std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
                           cudaStream_t stream = nullptr) override;
+  using communicator::broadcast_bytes;
+  void broadcast_bytes(void* data, std::size_t bytes, int root, cudaStream_t stream = nullptr) override;
   void barrier() override;
 
  private:
