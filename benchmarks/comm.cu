@@ -196,15 +196,18 @@ void thrust_inclusive_scan(benchmark::State& state) {
 }
 
 // Sorts of the same keys every iteration (a copy of unsorted keys, then the sort): team sort
-// (local sort, exact splitting, one all_to_all_v through host memory, local sort) against the
-// local distributed_vector sort and thrust::sort of one rank's keys.
+// (local sort, exact splitting, one all_to_all_v, local sort), on its default path (device
+// memory straight to the communicator, which stages it through pinned memory when MPI is not
+// CUDA-aware) and forced through host memory (team_sort_host), against the local
+// distributed_vector sort and thrust::sort of one rank's keys.
 std::vector<float> unsorted_keys(std::size_t n, std::size_t offset) {
   std::vector<float> keys(n);
   for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<float>(((offset + i) * 2654435761u) % 1000003u);
   return keys;
 }
 
-void team_sort(benchmark::State& state) {
+void team_sort_on(benchmark::State& state, mg::exchange_path path) {
+  world().set_exchange(path);
   const auto n = static_cast<std::size_t>(state.range(0));
   mg::team_vector<float> v(world(), n, mg::device_group({device()}));
   mg::team_vector<float> keys(world(), n, mg::device_group({device()}));
@@ -218,7 +221,10 @@ void team_sort(benchmark::State& state) {
   warm_up(call);
   for (auto _ : state) call();
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float) * world().size());
+  world().set_exchange(mg::exchange_path::automatic);
 }
+void team_sort(benchmark::State& state) { team_sort_on(state, mg::exchange_path::automatic); }
+void team_sort_host(benchmark::State& state) { team_sort_on(state, mg::exchange_path::host); }
 
 void local_sort(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
@@ -268,7 +274,7 @@ void large_sizes(benchmark::internal::Benchmark* b) {
 void team_sizes(benchmark::internal::Benchmark* b) {
   b->Iterations(iterations)->Unit(benchmark::kMicrosecond)->Arg(1 << 10)->Arg(1 << 16)->Arg(1 << 24)->Arg(1 << 28);
 }
-// Team sorts move every element through host memory: up to 2^24 elements per rank.
+// Team sorts move every element between ranks: up to 2^24 elements per rank.
 void sort_sizes(benchmark::internal::Benchmark* b) {
   b->Iterations(10)->Unit(benchmark::kMicrosecond)->Arg(1 << 16)->Arg(1 << 20)->Arg(1 << 24);
 }
@@ -287,6 +293,7 @@ BENCHMARK(team_inclusive_scan)->Apply(team_sizes);
 BENCHMARK(local_inclusive_scan)->Apply(team_sizes);
 BENCHMARK(thrust_inclusive_scan)->Apply(team_sizes);
 BENCHMARK(team_sort)->Apply(sort_sizes);
+BENCHMARK(team_sort_host)->Apply(sort_sizes);
 BENCHMARK(local_sort)->Apply(sort_sizes);
 BENCHMARK(thrust_sort)->Apply(sort_sizes);
 BENCHMARK(raw_mpi_all_to_all_v)->Apply(sort_sizes);

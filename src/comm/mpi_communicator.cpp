@@ -409,8 +409,9 @@ void mpi_communicator::all_to_all_v_bytes(const void* send, std::span<const std:
   detail::expect_per_rank("all_to_all_v", recv_counts.size(), size_);
   detail::expect_per_rank("all_to_all_v", recv_displs.size(), size_);
   std::vector<int> sc(size_), sd(size_), rc(size_), rd(size_);
-  std::size_t send_extent = 0, recv_extent = 0;
+  std::size_t send_extent = 0, recv_extent = 0, received = 0;
   for (int r = 0; r < size_; ++r) {
+    received += recv_counts[r];
     sc[r] = as_int(send_counts[r], "all_to_all_v");
     sd[r] = as_int(send_displs[r], "all_to_all_v");
     rc[r] = as_int(recv_counts[r], "all_to_all_v");
@@ -420,7 +421,9 @@ void mpi_communicator::all_to_all_v_bytes(const void* send, std::span<const std:
   }
   staged buffers(*this, stream);
   const void* s = buffers.in(send, send_extent);
-  void* r = buffers.out(recv, recv_extent, true);  // bytes outside the blocks keep their values
+  // Bytes between the blocks keep their values: staged, they are copied in first (blocks that
+  // cover the whole extent leave none).
+  void* r = buffers.out(recv, recv_extent, received < recv_extent);
   complete(
       "all_to_all_v", "MPI_Alltoallv", "MPI_Ialltoallv",
       [&] { return MPI_Alltoallv(s, sc.data(), sd.data(), MPI_BYTE, r, rc.data(), rd.data(), MPI_BYTE, comm_); },

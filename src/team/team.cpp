@@ -37,6 +37,7 @@ const char* name_of(team_operation op) noexcept {
 struct team::state {
   std::shared_ptr<communicator> comm;
   std::uint64_t sequence = 0;
+  exchange_path exchange = exchange_path::automatic;
 };
 
 team::team(std::shared_ptr<communicator> comm) : state_(std::make_shared<state>()) {
@@ -49,6 +50,8 @@ team team::in_process() { return team(std::make_shared<in_process_communicator>(
 int team::rank() const noexcept { return state_->comm->rank(); }
 int team::size() const noexcept { return state_->comm->size(); }
 communicator& team::comm() const noexcept { return *state_->comm; }
+exchange_path team::exchange() const noexcept { return state_->exchange; }
+void team::set_exchange(exchange_path path) noexcept { state_->exchange = path; }
 
 detail::team_message team::message(team_operation op, std::size_t element_size, bool local_ok) const {
   return {{state_->sequence++, static_cast<std::uint64_t>(op), element_size, local_ok ? 1u : 0u}, {}, 0};

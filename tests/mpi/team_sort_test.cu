@@ -122,6 +122,28 @@ TEST(TeamSort, IsSortedSeesRankBoundaries) {
   EXPECT_EQ(mg::lower_bound(v, 10), static_cast<std::size_t>(3 * t.size() - 3));
 }
 
+// With one local slot the team sort and redistribute exchange device memory by default;
+// exchange_path::host forces the path through host memory. Both give the stable sort.
+TEST(TeamSort, BothExchangePathsAgree) {
+  mg::team t = world();
+  const mg::device_group g = groups()[0];
+  for (mg::exchange_path path : {mg::exchange_path::automatic, mg::exchange_path::host}) {
+    t.set_exchange(path);
+    for (const layout& l : layouts()) {
+      SCOPED_TRACE(describe(l, g) + (path == mg::exchange_path::host ? ", through host memory" : ", device memory"));
+      check_sort_by_key(t, l, g, few_keys, cuda::std::less<>{});
+      check_sort_by_key(t, l, g, many_keys, cuda::std::greater<>{});
+      auto v = make<int>(t, l, g, many_keys);
+      auto even = mg::team_vector<int>::block(t, v.size(), g);
+      mg::redistribute(v, even);
+      EXPECT_EQ(mg::to_vector(even), reference<int>(v.size(), many_keys));
+      mg::redistribute(even, v);
+      EXPECT_EQ(mg::to_vector(v), reference<int>(v.size(), many_keys));
+    }
+  }
+  EXPECT_EQ(t.exchange(), mg::exchange_path::host);
+}
+
 // 2^24 keys per rank on up to two ranks (2^22 beyond): each rank checks its own part against
 // the stable sort of the whole input.
 TEST(TeamSort, LargeSortByKeyMatchesStableSort) {

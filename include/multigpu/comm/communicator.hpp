@@ -109,6 +109,11 @@ class communicator {
   virtual int size() const = 0;
   /// "in-process", "mpi" or "nccl".
   virtual const char* engine() const noexcept = 0;
+  /// True when every call takes device buffers, whether the engine moves them itself or
+  /// stages them (the three engines); false by default, for a transport of one's own that
+  /// moves host memory only. Team algorithms then exchange device buffers directly
+  /// (exchange_path in team.hpp).
+  virtual bool accepts_device_buffers() const noexcept { return false; }
 
   /// How long a call waits for its peers. The default is 300 s, or MULTIGPU_COMM_TIMEOUT_S
   /// seconds when that variable is set. What happens then depends on the engine: the MPI

@@ -52,6 +52,19 @@ enum class team_operation : std::uint32_t {
 
 const char* name_of(team_operation op) noexcept;
 
+/// How a team's bulk exchanges (redistribute and the copies and rebalancing built on it, and
+/// the sorts) move their data between ranks.
+enum class exchange_path {
+  /// Device buffers straight to the communicator, where it takes them
+  /// (communicator::accepts_device_buffers: NCCL device to device; MPI device to device when
+  /// CUDA-aware, else through the MPI communicator's reused pinned staging) and the rank's
+  /// local parts are one slot each; through host memory otherwise. The default.
+  automatic,
+  /// Always through host memory: each rank copies its part to a host vector, the
+  /// communicator moves host buffers, and the result is uploaded.
+  host,
+};
+
 namespace detail {
 /// The first message of every team collective, the same size for all of them (so that a rank
 /// that entered another collective is caught, not mismatched in size): the stamp (the team's
@@ -75,6 +88,10 @@ class team {
   int rank() const noexcept;
   int size() const noexcept;
   communicator& comm() const noexcept;
+  /// The path of this team's bulk exchanges (shared by every copy of the team). Ranks may
+  /// choose differently: the messages are the same either way.
+  exchange_path exchange() const noexcept;
+  void set_exchange(exchange_path path) noexcept;
 
   /// This rank's first message for its next collective: the stamp (advancing the sequence),
   /// no result.

@@ -239,7 +239,8 @@ std::optional<ranked_element<T>> max_element(const team_vector<T>& v, Less less 
 }
 
 /// Moves the elements of `from` into `to`, which may be laid out differently over the ranks
-/// (one all_to_all_v through host memory). Same team and global size (std::invalid_argument
+/// (one all_to_all_v: of the local parts' device memory where the team's exchange_path allows
+/// it, else through host memory). Same team and global size (std::invalid_argument
 /// otherwise). Halos of `to` are not refreshed.
 template <class T>
 void redistribute(const team_vector<T>& from, team_vector<T>& to) {
@@ -248,6 +249,16 @@ void redistribute(const team_vector<T>& from, team_vector<T>& to) {
                                                             to.size(), " elements"));
   if (&from == &to) return;
   const redistribution_plan plan = plan_redistribution(from.layout(), to.layout(), static_cast<std::size_t>(from.rank()));
+  if (detail::exchange_on_device(from.team(), from.local(), to.local())) {
+    // The communicator orders its call after `to`'s stream; `from`'s is waited for here.
+    detail::run_collective(from.team(), team_operation::redistribute, sizeof(T),
+                           [&] { from.local().group().synchronize(); });
+    from.team().comm().all_to_all_v(detail::one_slot_data(from.local()), std::span<const std::size_t>(plan.send_counts),
+                                    std::span<const std::size_t>(plan.send_displs), detail::one_slot_data(to.local()),
+                                    std::span<const std::size_t>(plan.recv_counts),
+                                    std::span<const std::size_t>(plan.recv_displs), to.local().group().stream(0));
+    return;
+  }
   std::vector<T> mine = detail::run_collective(from.team(), team_operation::redistribute, sizeof(T),
                                                [&] { return to_vector(from.local()); });
   std::vector<T> theirs(to.local_size());

@@ -5,12 +5,14 @@
 //
 // A team sort is a local step plus named collectives, like every team algorithm:
 //   1. each rank stably sorts its own elements (the single-process stable_sort);
-//   2. exact splitting, on the host copy of the sorted part: the ranks agree, for every rank
-//      boundary, how many of its sorted elements each rank sends to which rank, so that every
-//      rank ends with exactly as many elements as it started with (multi-sequence selection:
-//      rounds of one all_gather of candidate pivots and one all_gather of their local ranks,
-//      team_plan.hpp);
-//   3. one all_to_all_v through host memory moves the elements (a second one the values);
+//   2. exact splitting: the ranks agree, for every rank boundary, how many of its sorted
+//      elements each rank sends to which rank, so that every rank ends with exactly as many
+//      elements as it started with (multi-sequence selection: rounds of one all_gather of
+//      candidate pivots and one all_gather of their local ranks, team_plan.hpp), reading the
+//      sorted part where it is (on the device, one read and one launch a round) or from a
+//      host copy on the host path;
+//   3. one all_to_all_v moves the elements (a second one the values): from device memory
+//      where the team's exchange_path allows it, else through host memory;
 //   4. each rank stably sorts what it received (runs arrive in rank order).
 // Every sort here is stable: equal keys keep their global input order.
 //
@@ -18,6 +20,7 @@
 // boundaries), so they must be __host__ __device__ and a strict weak order.
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
+#include <multigpu/algorithm/detail/pieces.hpp>
 #include <multigpu/algorithm/sort.hpp>
 #include <multigpu/team/team_plan.hpp>
 #include <multigpu/team/team_vector.hpp>
@@ -43,14 +46,84 @@ struct split_candidate {
   std::uint64_t has;
 };
 
+/// A rank's locally sorted part as the split search reads it, in host memory: the elements at
+/// some positions, and how many elements come before and up to each pivot.
+template <class T, class Comp>
+struct host_sorted_part {
+  std::span<const T> sorted;
+  Comp comp;
+  std::vector<T> at(std::span<const std::size_t> positions) const {
+    std::vector<T> values;
+    values.reserve(positions.size());
+    for (std::size_t p : positions) values.push_back(sorted[p]);
+    return values;
+  }
+  std::vector<pivot_rank> bounds(std::span<const T> pivots) const {
+    std::vector<pivot_rank> counts;
+    counts.reserve(pivots.size());
+    for (const T& pivot : pivots)
+      counts.push_back({static_cast<std::uint64_t>(std::lower_bound(sorted.begin(), sorted.end(), pivot, comp) -
+                                                   sorted.begin()),
+                        static_cast<std::uint64_t>(std::upper_bound(sorted.begin(), sorted.end(), pivot, comp) -
+                                                   sorted.begin())});
+    return counts;
+  }
+};
+
+/// counts[i] = {lower bound, upper bound} of pivots[i] in sorted[0, n): one thread per pivot.
+template <class T, class Comp>
+__global__ void bound_pivots(const T* sorted, std::uint64_t n, const T* pivots, std::size_t k, Comp comp,
+                             pivot_rank* counts) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i >= k) return;
+  const T pivot = pivots[i];
+  std::uint64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (comp(sorted[mid], pivot)) lo = mid + 1;
+    else hi = mid;
+  }
+  counts[i].below = lo;
+  hi = n;
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (!comp(pivot, sorted[mid])) lo = mid + 1;
+    else hi = mid;
+  }
+  counts[i].through = lo;
+}
+
+/// The same part left on its device (a one-slot vector): a round reads its candidates with one
+/// wait and bounds every pivot in one launch, so the part never crosses to the host.
+template <class T, class Comp>
+struct device_sorted_part {
+  const distributed_vector<T>& sorted;
+  Comp comp;
+  std::vector<T> at(std::span<const std::size_t> positions) const { return read_elements(sorted, positions); }
+  std::vector<pivot_rank> bounds(std::span<const T> pivots) const {
+    if (pivots.empty()) return {};
+    const device_group& g = sorted.group();
+    const distributed_vector<T> on_device(std::vector<T>(pivots.begin(), pivots.end()), g);
+    distributed_vector<pivot_rank> counts(g, distribution::from_sizes(std::vector<std::size_t>{pivots.size()}));
+    {
+      device_guard guard(g.device(0));
+      constexpr int threads = 128;
+      const auto blocks = static_cast<unsigned>((pivots.size() + threads - 1) / threads);
+      bound_pivots<<<blocks, threads, 0, g.stream(0)>>>(one_slot_data(sorted), sorted.size(), one_slot_data(on_device),
+                                                        pivots.size(), comp, one_slot_data(counts));
+      check_launch("bound_pivots");
+    }
+    return to_vector(counts);
+  }
+};
+
 /// Exact splits of a team's locally sorted parts: which local positions of every rank bound
 /// the elements that go to each rank, so that rank r receives global sorted positions
 /// [layout.segment_offset(r), +segment_size(r)). Collective: every rank calls it at the same
-/// point with the same layout (the team_vector's) and its own sorted part, on the host (the
-/// part crosses host memory for the exchange anyway, so a round costs two small all_gathers
-/// and no device round trip).
-template <class T, class Comp>
-split_table team_exact_splits(const team& t, std::span<const T> sorted, const distribution& layout, Comp comp) {
+/// point with the same layout (the team_vector's) and its own sorted part (host_sorted_part
+/// or device_sorted_part); a round costs two small all_gathers.
+template <class T, class Part, class Comp>
+split_table team_exact_splits(const team& t, const Part& sorted, const distribution& layout, Comp comp) {
   static_assert(std::is_trivially_copyable_v<T>, "team sort moves elements as bytes");
   const std::size_t ranks = static_cast<std::size_t>(t.size());
   const std::size_t me = static_cast<std::size_t>(t.rank());
@@ -59,14 +132,19 @@ split_table team_exact_splits(const team& t, std::span<const T> sorted, const di
     const std::vector<std::size_t> open = search.open_boundaries();
     // Round, first half: every rank's candidate pivot for every open boundary.
     std::vector<split_candidate<T>> mine(open.size()), all(open.size() * ranks);
+    std::vector<std::size_t> middles;
     for (std::size_t j = 0; j < open.size(); ++j) {
       const auto [lo, hi] = search.range(open[j], me);
       mine[j].has = hi > lo ? 1 : 0;
-      if (hi > lo) mine[j].value = sorted[lo + (hi - lo) / 2];
+      if (hi > lo) middles.push_back(lo + (hi - lo) / 2);
     }
+    const std::vector<T> candidates = sorted.at(std::span<const std::size_t>(middles));
+    for (std::size_t j = 0, c = 0; j < open.size(); ++j)
+      if (mine[j].has) mine[j].value = candidates[c++];
     t.comm().all_gather_bytes(host_memory, mine.data(), all.data(), mine.size() * sizeof(split_candidate<T>));
     // Second half: every rank's count of elements before and up to each open boundary's pivot.
-    std::vector<pivot_rank> counts(open.size()), all_counts(open.size() * ranks);
+    std::vector<T> pivots;
+    pivots.reserve(open.size());
     for (std::size_t j = 0; j < open.size(); ++j) {
       std::vector<weighted_candidate<T>> c;
       for (std::size_t r = 0; r < ranks; ++r) {
@@ -74,12 +152,10 @@ split_table team_exact_splits(const team& t, std::span<const T> sorted, const di
         const auto [lo, hi] = search.range(open[j], r);
         if (e.has) c.push_back({e.value, hi - lo});
       }
-      const T pivot = weighted_median(std::span<weighted_candidate<T>>(c), comp);
-      counts[j] = {static_cast<std::uint64_t>(std::lower_bound(sorted.begin(), sorted.end(), pivot, comp) -
-                                              sorted.begin()),
-                   static_cast<std::uint64_t>(std::upper_bound(sorted.begin(), sorted.end(), pivot, comp) -
-                                              sorted.begin())};
+      pivots.push_back(weighted_median(std::span<weighted_candidate<T>>(c), comp));
     }
+    const std::vector<pivot_rank> counts = sorted.bounds(std::span<const T>(pivots));
+    std::vector<pivot_rank> all_counts(open.size() * ranks);
     t.comm().all_gather_bytes(host_memory, counts.data(), all_counts.data(), counts.size() * sizeof(pivot_rank));
     for (std::size_t j = 0; j < open.size(); ++j) {
       std::vector<pivot_rank> column(ranks);
@@ -102,21 +178,43 @@ void exchange_sorted_part(const team& t, const redistribution_plan& plan, const 
   v.upload(0, recv.data(), recv.size());
 }
 
+/// The same from and to device memory: `v` (one slot) is sent as it is, and what arrives goes
+/// to a vector of its layout that then takes its place.
+template <class T>
+void exchange_sorted_part_on_device(const team& t, const redistribution_plan& plan, distributed_vector<T>& v) {
+  distributed_vector<T> arrived(v.group(), v.layout(), v.halo());
+  // Both on the slot's stream, which the communicator's call follows.
+  t.comm().all_to_all_v(one_slot_data(v), std::span<const std::size_t>(plan.send_counts),
+                        std::span<const std::size_t>(plan.send_displs), one_slot_data(arrived),
+                        std::span<const std::size_t>(plan.recv_counts), std::span<const std::size_t>(plan.recv_displs),
+                        v.group().stream(0));
+  v.swap(arrived);
+}
+
 /// The team sort after the local sort: the splits, the exchange of keys (and values along),
-/// and a stable local sort of what arrived.
+/// and a stable local sort of what arrived. From device memory where the team's
+/// exchange_path allows it, else through host memory.
 template <class K, class V, class Comp>
 void team_sort_sorted_parts(const team& t, const distribution& layout, distributed_vector<K>& keys,
                             distributed_vector<V>* values, Comp comp) {
-  const std::vector<K> host_keys = to_vector(keys);
-  const split_table splits = team_exact_splits(t, std::span<const K>(host_keys), layout, comp);
-  const redistribution_plan plan = plan_sorted_exchange(splits, static_cast<std::size_t>(t.rank()));
-  exchange_sorted_part(t, plan, host_keys, keys);
-  if (values) {
-    exchange_sorted_part(t, plan, to_vector(*values), *values);
-    stable_sort_by_key(keys, *values, comp);
+  const bool on_device = values ? exchange_on_device(t, keys, *values) : exchange_on_device(t, keys);
+  if (on_device) {
+    const split_table splits = team_exact_splits<K>(t, device_sorted_part<K, Comp>{keys, comp}, layout, comp);
+    const redistribution_plan plan = plan_sorted_exchange(splits, static_cast<std::size_t>(t.rank()));
+    exchange_sorted_part_on_device(t, plan, keys);
+    if (values) exchange_sorted_part_on_device(t, plan, *values);
   } else {
-    stable_sort(keys, comp);
+    const std::vector<K> host_keys = to_vector(keys);
+    const split_table splits =
+        team_exact_splits<K>(t, host_sorted_part<K, Comp>{std::span<const K>(host_keys), comp}, layout, comp);
+    const redistribution_plan plan = plan_sorted_exchange(splits, static_cast<std::size_t>(t.rank()));
+    exchange_sorted_part(t, plan, host_keys, keys);
+    if (values) exchange_sorted_part(t, plan, to_vector(*values), *values);
   }
+  if (values)
+    stable_sort_by_key(keys, *values, comp);
+  else
+    stable_sort(keys, comp);
 }
 
 }  // namespace detail

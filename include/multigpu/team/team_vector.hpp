@@ -52,6 +52,25 @@ auto run_collective(const team& t, team_operation op, std::size_t element_size, 
   if constexpr (!std::is_void_v<result>) return std::move(*value);
 }
 
+/// Whether a bulk exchange of these local parts goes straight from device memory: the team's
+/// exchange_path allows it, its communicator takes device buffers, and every part is one slot
+/// (contiguous on one device).
+template <class... T>
+bool exchange_on_device(const team& t, const distributed_vector<T>&... parts) {
+  return t.exchange() == exchange_path::automatic && t.comm().accepts_device_buffers() &&
+         ((parts.group().size() == 1) && ...);
+}
+
+/// The elements of a one-slot vector, on its device (nullptr when it holds none).
+template <class T>
+T* one_slot_data(distributed_vector<T>& v) {
+  return v.empty() ? nullptr : v.segment(0).data();
+}
+template <class T>
+const T* one_slot_data(const distributed_vector<T>& v) {
+  return v.empty() ? nullptr : v.segment(0).data();
+}
+
 /// A collective team operation whose ranks exchange a small result of fixed size: runs this
 /// rank's local step (`local()` returns std::optional<R>), then one all_gather that carries
 /// each rank's stamp (team.hpp) and result together (a second one after the stamps for a
