@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace multigpu {
@@ -59,12 +60,25 @@ void communicator::check_peer(const char* call, int peer) const {
 
 namespace {
 
+/// The type a fold computes in: integers wrap around as the engines' do, so they are computed
+/// unsigned (signed overflow is undefined).
+template <class T, bool = std::is_integral_v<T>>
+struct wrapping {
+  using type = T;
+};
+template <class T>
+struct wrapping<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+
 template <class T>
 void fold_into(T* acc, const T* in, std::size_t count, reduce_op op) {
+  using arithmetic = typename wrapping<T>::type;
   for (std::size_t i = 0; i < count; ++i) {
+    const auto a = static_cast<arithmetic>(acc[i]), b = static_cast<arithmetic>(in[i]);
     switch (op) {
-      case reduce_op::sum: acc[i] = static_cast<T>(acc[i] + in[i]); break;
-      case reduce_op::prod: acc[i] = static_cast<T>(acc[i] * in[i]); break;
+      case reduce_op::sum: acc[i] = static_cast<T>(static_cast<arithmetic>(a + b)); break;
+      case reduce_op::prod: acc[i] = static_cast<T>(static_cast<arithmetic>(a * b)); break;
       case reduce_op::min: acc[i] = std::min(acc[i], in[i]); break;
       case reduce_op::max: acc[i] = std::max(acc[i], in[i]); break;
     }
@@ -103,10 +117,10 @@ void communicator::wait_for_stream(cudaStream_t stream) const {
   if (stream != nullptr) MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream));
 }
 
-void communicator::copy_local(void* dst, const void* src, std::size_t bytes) const {
+void communicator::copy_local(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) const {
   if (bytes == 0 || dst == src) return;
   if (host_buffers()) std::memmove(dst, src, bytes);
-  else detail::copy_bytes(dst, src, bytes);
+  else detail::copy_bytes(dst, src, bytes, stream);
 }
 
 void communicator::all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) {
@@ -114,7 +128,7 @@ void communicator::all_gather_bytes(const void* send, void* recv, std::size_t by
   const auto me = static_cast<std::size_t>(rank());
   wait_for_stream(stream);
   auto* out = static_cast<std::byte*>(recv);
-  copy_local(out + me * bytes, send, bytes);
+  copy_local(out + me * bytes, send, bytes, stream);
   const int right = static_cast<int>((me + 1) % n), left = static_cast<int>((me + n - 1) % n);
   // Step s passes on the block received at step s - 1 (at step 0, the rank's own).
   for (std::size_t s = 0; s + 1 < n; ++s) {
@@ -130,7 +144,7 @@ void communicator::all_reduce(const void* send, void* recv, std::size_t count, d
   const auto me = static_cast<std::size_t>(rank());
   wait_for_stream(stream);
   std::vector<std::byte> acc(count * width);
-  copy_local(acc.data(), send, acc.size());
+  copy_local(acc.data(), send, acc.size(), stream);
   if (n > 1 && count > 0) {
     const host_call call(*this);
     const chunks part{count, n};
@@ -150,7 +164,7 @@ void communicator::all_reduce(const void* send, void* recv, std::size_t count, d
       send_recv_bytes(chunk(give), part.size(give) * width, right, chunk(take), part.size(take) * width, left);
     }
   }
-  copy_local(recv, acc.data(), acc.size());
+  copy_local(recv, acc.data(), acc.size(), stream);
 }
 
 void communicator::all_to_all_v_bytes(const void* send, std::span<const std::size_t> send_counts,
@@ -168,7 +182,7 @@ void communicator::all_to_all_v_bytes(const void* send, std::span<const std::siz
   wait_for_stream(stream);
   const auto* in = static_cast<const std::byte*>(send);
   auto* out = static_cast<std::byte*>(recv);
-  copy_local(out + recv_displs[me], in + send_displs[me], send_counts[me]);
+  copy_local(out + recv_displs[me], in + send_displs[me], send_counts[me], stream);
   for (int s = 1; s < n; ++s) {
     const int to = (me + s) % n, from = (me + n - s) % n;
     send_recv_bytes(in + send_displs[to], send_counts[to], to, out + recv_displs[from], recv_counts[from], from,
@@ -233,13 +247,29 @@ bool is_device_pointer(const void* p) noexcept {
   return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
 }
 
-void copy_bytes(void* dst, const void* src, std::size_t bytes) {
+void copy_bytes(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
   if (bytes == 0 || dst == src) return;
   if (is_device_pointer(dst) || is_device_pointer(src)) {
-    MULTIGPU_CUDA_TRY(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+    // On the stream and waited for: a plain cudaMemcpy between device buffers may return
+    // before the copy is done, and the library's streams do not follow the legacy stream.
+    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream));
+    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream));
   } else {
     std::memmove(dst, src, bytes);
   }
+}
+
+bool blocks_cover(std::span<const std::size_t> counts, std::span<const std::size_t> displs, std::size_t extent) {
+  std::vector<std::pair<std::size_t, std::size_t>> blocks;  // (displacement, count), non-empty
+  for (std::size_t r = 0; r < counts.size() && r < displs.size(); ++r)
+    if (counts[r] > 0) blocks.emplace_back(displs[r], counts[r]);
+  std::sort(blocks.begin(), blocks.end());
+  std::size_t end = 0;
+  for (const auto& [at, count] : blocks) {
+    if (at != end) return false;  // a gap (or an overlap)
+    end = at + count;
+  }
+  return end == extent;
 }
 
 void expect_per_rank(const char* call, std::size_t entries, int size) {

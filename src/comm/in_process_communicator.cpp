@@ -7,13 +7,13 @@
 namespace multigpu {
 void in_process_communicator::all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) {
   wait_for_stream(stream);
-  copy_local(recv, send, bytes);
+  copy_local(recv, send, bytes, stream);
 }
 
 void in_process_communicator::all_reduce(const void* send, void* recv, std::size_t count, data_type type, reduce_op,
                                          cudaStream_t stream) {
   wait_for_stream(stream);
-  copy_local(recv, send, count * size_of(type));
+  copy_local(recv, send, count * size_of(type), stream);
 }
 
 void in_process_communicator::send_recv_bytes(const void* send, std::size_t send_bytes, int send_to, void* recv,
@@ -23,7 +23,7 @@ void in_process_communicator::send_recv_bytes(const void* send, std::size_t send
   wait_for_stream(stream);
   if (send_to == 0) {
     std::vector<std::byte> message(send_bytes);
-    copy_local(message.data(), send, send_bytes);
+    copy_local(message.data(), send, send_bytes, stream);
     mailbox_.push_back(std::move(message));
   }
   if (recv_from == 0) {
@@ -35,7 +35,7 @@ void in_process_communicator::send_recv_bytes(const void* send, std::size_t send
     if (message.size() != recv_bytes)
       throw comm_error(detail::concat("multigpu: in-process communicator: recv of ", recv_bytes,
                                       " bytes matched a send of ", message.size(), " bytes"));
-    copy_local(recv, message.data(), recv_bytes);
+    copy_local(recv, message.data(), recv_bytes, stream);
   }
 }
 
@@ -52,7 +52,7 @@ void in_process_communicator::all_to_all_v_bytes(const void* send, std::span<con
                                     " bytes to itself but expects ", recv_counts[0]));
   wait_for_stream(stream);
   copy_local(static_cast<std::byte*>(recv) + recv_displs[0], static_cast<const std::byte*>(send) + send_displs[0],
-             send_counts[0]);
+             send_counts[0], stream);
 }
 
 void in_process_communicator::broadcast_bytes(void*, std::size_t, int root, cudaStream_t stream) {

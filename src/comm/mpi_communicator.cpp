@@ -409,9 +409,8 @@ void mpi_communicator::all_to_all_v_bytes(const void* send, std::span<const std:
   detail::expect_per_rank("all_to_all_v", recv_counts.size(), size_);
   detail::expect_per_rank("all_to_all_v", recv_displs.size(), size_);
   std::vector<int> sc(size_), sd(size_), rc(size_), rd(size_);
-  std::size_t send_extent = 0, recv_extent = 0, received = 0;
+  std::size_t send_extent = 0, recv_extent = 0;
   for (int r = 0; r < size_; ++r) {
-    received += recv_counts[r];
     sc[r] = as_int(send_counts[r], "all_to_all_v");
     sd[r] = as_int(send_displs[r], "all_to_all_v");
     rc[r] = as_int(recv_counts[r], "all_to_all_v");
@@ -423,7 +422,7 @@ void mpi_communicator::all_to_all_v_bytes(const void* send, std::span<const std:
   const void* s = buffers.in(send, send_extent);
   // Bytes between the blocks keep their values: staged, they are copied in first (blocks that
   // cover the whole extent leave none).
-  void* r = buffers.out(recv, recv_extent, received < recv_extent);
+  void* r = buffers.out(recv, recv_extent, !detail::blocks_cover(recv_counts, recv_displs, recv_extent));
   complete(
       "all_to_all_v", "MPI_Alltoallv", "MPI_Ialltoallv",
       [&] { return MPI_Alltoallv(s, sc.data(), sd.data(), MPI_BYTE, r, rc.data(), rd.data(), MPI_BYTE, comm_); },

@@ -537,9 +537,8 @@ void nccl_communicator::all_to_all_v_bytes(const void* send, std::span<const std
   detail::expect_per_rank("all_to_all_v", send_displs.size(), size_);
   detail::expect_per_rank("all_to_all_v", recv_counts.size(), size_);
   detail::expect_per_rank("all_to_all_v", recv_displs.size(), size_);
-  std::size_t send_extent = 0, recv_extent = 0, received = 0;
+  std::size_t send_extent = 0, recv_extent = 0;
   for (int r = 0; r < size_; ++r) {
-    received += recv_counts[r];
     if (send_counts[r]) send_extent = std::max(send_extent, send_displs[r] + send_counts[r]);
     if (recv_counts[r]) recv_extent = std::max(recv_extent, recv_displs[r] + recv_counts[r]);
   }
@@ -552,7 +551,7 @@ void nccl_communicator::all_to_all_v_bytes(const void* send, std::span<const std
   staged buffers(*this, s);
   const auto* in = static_cast<const std::byte*>(buffers.in(send, send_extent));
   // Bytes between the blocks keep their values (none when the blocks cover the extent).
-  auto* out = static_cast<std::byte*>(buffers.out(recv, recv_extent, received < recv_extent));
+  auto* out = static_cast<std::byte*>(buffers.out(recv, recv_extent, !detail::blocks_cover(recv_counts, recv_displs, recv_extent)));
   const nccl_api& api = nccl();
   if (send_counts[rank_] > 0)
     MULTIGPU_CUDA_TRY(cudaMemcpyAsync(out + recv_displs[rank_], in + send_displs[rank_], send_counts[rank_],

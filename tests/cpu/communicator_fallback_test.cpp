@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -28,35 +29,54 @@ namespace mg = multigpu;
 
 namespace {
 
-/// One mailbox per ordered pair of ranks; a send never waits (the message is copied in).
+/// One mailbox per ordered pair of ranks. A send hands its message over at once, but the
+/// sender's call then waits until the receiver took it (a rendezvous, as MPI's large
+/// messages): a fallback whose sends and receives do not pair up within one call deadlocks
+/// here and fails after 20 s instead of passing by buffering.
 class post_office {
  public:
   explicit post_office(int n) : n_(n), boxes_(static_cast<std::size_t>(n * n)) {}
   int size() const { return n_; }
-  void post(int from, int to, const void* data, std::size_t bytes) {
+  /// Returns the message's ticket for wait_taken.
+  std::uint64_t post(int from, int to, const void* data, std::size_t bytes) {
     box& b = at(from, to);
+    std::uint64_t ticket = 0;
     {
       std::lock_guard lock(b.mutex);
       const auto* p = static_cast<const std::byte*>(data);
       b.messages.emplace_back(p, p + bytes);
+      ticket = ++b.posted;
     }
-    b.ready.notify_one();
+    b.changed.notify_all();
+    return ticket;
   }
   std::vector<std::byte> take(int from, int to) {
     box& b = at(from, to);
-    std::unique_lock lock(b.mutex);
-    if (!b.ready.wait_for(lock, std::chrono::seconds(20), [&] { return !b.messages.empty(); }))
-      throw mg::comm_error("post_office: no message within 20 s (a fallback that does not pair its sends?)");
-    std::vector<std::byte> message = std::move(b.messages.front());
-    b.messages.pop_front();
+    std::vector<std::byte> message;
+    {
+      std::unique_lock lock(b.mutex);
+      if (!b.changed.wait_for(lock, std::chrono::seconds(20), [&] { return !b.messages.empty(); }))
+        throw mg::comm_error("post_office: no message within 20 s (a fallback that does not pair its sends?)");
+      message = std::move(b.messages.front());
+      b.messages.pop_front();
+      ++b.taken;
+    }
+    b.changed.notify_all();
     return message;
+  }
+  void wait_taken(int from, int to, std::uint64_t ticket) {
+    box& b = at(from, to);
+    std::unique_lock lock(b.mutex);
+    if (!b.changed.wait_for(lock, std::chrono::seconds(20), [&] { return b.taken >= ticket; }))
+      throw mg::comm_error("post_office: a message not received within 20 s (sends and receives do not pair up)");
   }
 
  private:
   struct box {
     std::mutex mutex;
-    std::condition_variable ready;
+    std::condition_variable changed;
     std::deque<std::vector<std::byte>> messages;
+    std::uint64_t posted = 0, taken = 0;
   };
   box& at(int from, int to) { return boxes_[static_cast<std::size_t>(from * n_ + to)]; }
   int n_;
@@ -73,17 +93,16 @@ class mailbox_communicator final : public mg::communicator {
   void send_recv_bytes(const void* send, std::size_t send_bytes, int send_to, void* recv, std::size_t recv_bytes,
                        int recv_from, cudaStream_t) override {
     ++messages;
-    if (send_to != -1) {
-      check_peer("send_recv", send_to);
-      office_.post(rank_, send_to, send, send_bytes);
-    }
+    if (send_to != -1) check_peer("send_recv", send_to);
+    if (recv_from != -1) check_peer("send_recv", recv_from);
+    const std::uint64_t ticket = send_to != -1 ? office_.post(rank_, send_to, send, send_bytes) : 0;
     if (recv_from != -1) {
-      check_peer("send_recv", recv_from);
       const std::vector<std::byte> message = office_.take(recv_from, rank_);
       if (message.size() != recv_bytes)
         throw mg::comm_error("mailbox_communicator: a message of another length than the receive expects");
       if (recv_bytes > 0) std::memcpy(recv, message.data(), recv_bytes);
     }
+    if (send_to != -1) office_.wait_taken(rank_, send_to, ticket);
   }
   int messages = 0;
 
@@ -211,6 +230,7 @@ TEST_P(Fallbacks, AllToAllVWithUnevenAndEmptyBlocks) {
 
 TEST_P(Fallbacks, BroadcastFromEveryRootAndBarrier) {
   const int n = GetParam();
+  std::atomic<int> arrived{0};
   on_every_rank(n, [&](mailbox_communicator& comm) {
     const int r = comm.rank();
     for (int root = 0; root < n; ++root) {
@@ -218,7 +238,11 @@ TEST_P(Fallbacks, BroadcastFromEveryRootAndBarrier) {
       if (r == root) std::iota(data.begin(), data.end(), 100.0 * root);
       comm.broadcast(data.data(), data.size(), root);
       for (std::size_t i = 0; i < data.size(); ++i) EXPECT_EQ(data[i], 100.0 * root + static_cast<double>(i));
+      // Nobody leaves the barrier before everyone has arrived at it.
+      arrived.fetch_add(1);
       comm.barrier();
+      EXPECT_GE(arrived.load(), n * (root + 1)) << "rank " << r << " left barrier " << root << " early";
+      comm.barrier();  // and nobody arrives at the next one before everyone has checked
     }
     int nothing = 0;
     EXPECT_THROW(comm.broadcast(&nothing, 1, n), std::out_of_range) << "no such root";

@@ -135,6 +135,8 @@ TEST(TeamSort, BothExchangePathsAgree) {
       check_sort_by_key(t, l, g, many_keys, cuda::std::greater<>{});
       auto v = make<int>(t, l, g, many_keys);
       auto even = mg::team_vector<int>::block(t, v.size(), g);
+      EXPECT_EQ(mg::detail::exchange_on_device(t, v.local(), even.local()), path == mg::exchange_path::automatic)
+          << "the MPI communicator takes device buffers, and the parts are one slot";
       mg::redistribute(v, even);
       EXPECT_EQ(mg::to_vector(even), reference<int>(v.size(), many_keys));
       mg::redistribute(even, v);

@@ -8,7 +8,8 @@
 //   is distribution::from_sizes(survivors per slot). One CUB select per segment
 //   (cub::DeviceSelect::If, what thrust::copy_if uses) straight into the result's storage, and
 //   one count per slot read back to size it: the call waits for the devices. The result keeps
-//   that storage (its capacity() is the input's size); shrink_to_fit() gives the rest back.
+//   that storage: each slot with survivors keeps its input piece's (capacity() is at most the
+//   input's size); shrink_to_fit() gives the rest back.
 // - The STL form, copy_if(first, last, out, pred) -> the output's new end: the survivors
 //   written densely in global order from `out`. The same selection, then each survivor moves to
 //   its global position (locally when it stays on its slot, over peer links or host staging
@@ -229,8 +230,8 @@ segmented_iterator<U, false> unique_into(const char* algorithm, In first, In las
 
 /// The elements of [first, last) for which pred is true, in a new vector on the same group:
 /// each slot keeps its own, in order; the layout is distribution::from_sizes(survivors per
-/// slot). The result keeps the storage it was selected into, as large as the input
-/// (capacity()); shrink_to_fit() gives back the rest. Waits for the devices.
+/// slot). Each slot with survivors keeps the storage it selected into, as large as its input
+/// piece (capacity()); shrink_to_fit() gives back the rest. Waits for the devices.
 template <segmented_iterator_type I, class Pred>
 distributed_vector<typename I::value_type> copy_if(I first, I last, Pred pred) {
   detail::check_device_operator<Pred>();

@@ -79,8 +79,12 @@ concept reducible_type = std::is_arithmetic_v<T> && !std::is_same_v<std::remove_
 /// True when p points to device (or managed) memory. Host memory, pinned or not, and any
 /// pointer on a machine without a GPU is host memory.
 bool is_device_pointer(const void* p) noexcept;
-/// Copies bytes between any two host or device buffers and waits.
-void copy_bytes(void* dst, const void* src, std::size_t bytes);
+/// Copies bytes between any two host or device buffers, on `stream` where a device is involved,
+/// and waits for the copy.
+void copy_bytes(void* dst, const void* src, std::size_t bytes, cudaStream_t stream = nullptr);
+/// True when the non-empty blocks [displs[r], + counts[r]) tile [0, extent) exactly: a staged
+/// receive buffer then needs none of its old contents.
+bool blocks_cover(std::span<const std::size_t> counts, std::span<const std::size_t> displs, std::size_t extent);
 /// Throws std::invalid_argument unless a per-rank array has one entry per rank.
 void expect_per_rank(const char* call, std::size_t entries, int size);
 }  // namespace detail
@@ -109,11 +113,14 @@ class communicator {
   virtual int size() const = 0;
   /// "in-process", "mpi" or "nccl".
   virtual const char* engine() const noexcept = 0;
-  /// True when every call takes device buffers, whether the engine moves them itself or
-  /// stages them (the three engines); false by default, for a transport of one's own that
-  /// moves host memory only. Team algorithms then exchange device buffers directly
-  /// (exchange_path in team.hpp).
-  virtual bool accepts_device_buffers() const noexcept { return false; }
+  /// True when every call takes buffers in the memory of `device`, whether the engine moves
+  /// them itself or stages them: the in-process and MPI engines, any device; NCCL, its own
+  /// device. False by default, for a transport of one's own that moves host memory only. Team
+  /// algorithms then exchange device buffers directly (exchange_path in team.hpp).
+  virtual bool accepts_device_buffers(int device) const noexcept {
+    (void)device;
+    return false;
+  }
 
   /// How long a call waits for its peers. The default is 300 s, or MULTIGPU_COMM_TIMEOUT_S
   /// seconds when that variable is set. What happens then depends on the engine: the MPI
@@ -283,9 +290,10 @@ class communicator {
   bool host_buffers() const noexcept { return host_buffers_; }
   void check_peer(const char* call, int peer) const;
   /// The fallbacks' helpers: wait for the work enqueued on `stream` (none for nullptr), and
-  /// copy within this rank (host or device buffers; no pointer query in a host_memory call).
+  /// copy within this rank (host or device buffers, a device copy on `stream`, waited for; no
+  /// pointer query in a host_memory call).
   void wait_for_stream(cudaStream_t stream) const;
-  void copy_local(void* dst, const void* src, std::size_t bytes) const;
+  void copy_local(void* dst, const void* src, std::size_t bytes, cudaStream_t stream = nullptr) const;
   /// The steady clock's time timeout() from now; its maximum when waiting for ever (or when
   /// the timeout is too long for the clock).
   std::chrono::steady_clock::time_point deadline() const noexcept;

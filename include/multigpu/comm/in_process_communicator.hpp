@@ -16,7 +16,7 @@ class in_process_communicator final : public communicator {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   const char* engine() const noexcept override { return "in-process"; }
-  bool accepts_device_buffers() const noexcept override { return true; }
+  bool accepts_device_buffers(int) const noexcept override { return true; }
 
   using communicator::all_gather_bytes;
   void all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream = nullptr) override;

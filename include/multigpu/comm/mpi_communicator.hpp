@@ -55,7 +55,7 @@ class mpi_communicator final : public communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   const char* engine() const noexcept override { return "mpi"; }
-  bool accepts_device_buffers() const noexcept override { return true; }
+  bool accepts_device_buffers(int) const noexcept override { return true; }
   /// The duplicated communicator this one runs on.
   MPI_Comm native() const noexcept { return comm_; }
   /// True when device buffers go to MPI directly (MPIX_Query_cuda_support()).

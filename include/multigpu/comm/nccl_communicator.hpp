@@ -51,7 +51,7 @@ class nccl_communicator final : public communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   const char* engine() const noexcept override { return "nccl"; }
-  bool accepts_device_buffers() const noexcept override { return true; }
+  bool accepts_device_buffers(int device) const noexcept override { return device == device_; }
   ncclComm_t native() const noexcept { return comm_; }
   int device() const noexcept { return device_; }
 

@@ -56,7 +56,7 @@ const char* name_of(team_operation op) noexcept;
 /// the sorts) move their data between ranks.
 enum class exchange_path {
   /// Device buffers straight to the communicator, where it takes them
-  /// (communicator::accepts_device_buffers: NCCL device to device; MPI device to device when
+  /// (communicator::accepts_device_buffers(device): NCCL device to device; MPI device to device when
   /// CUDA-aware, else through the MPI communicator's reused pinned staging) and the rank's
   /// local parts are one slot each; through host memory otherwise. The default.
   automatic,

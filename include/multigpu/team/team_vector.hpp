@@ -53,12 +53,12 @@ auto run_collective(const team& t, team_operation op, std::size_t element_size, 
 }
 
 /// Whether a bulk exchange of these local parts goes straight from device memory: the team's
-/// exchange_path allows it, its communicator takes device buffers, and every part is one slot
-/// (contiguous on one device).
+/// exchange_path allows it, and every part is one slot (contiguous on one device) on a device
+/// whose memory the communicator takes.
 template <class... T>
 bool exchange_on_device(const team& t, const distributed_vector<T>&... parts) {
-  return t.exchange() == exchange_path::automatic && t.comm().accepts_device_buffers() &&
-         ((parts.group().size() == 1) && ...);
+  return t.exchange() == exchange_path::automatic &&
+         ((parts.group().size() == 1 && t.comm().accepts_device_buffers(parts.group().device(0))) && ...);
 }
 
 /// The elements of a one-slot vector, on its device (nullptr when it holds none).

@@ -20,6 +20,27 @@
 
 namespace multigpu::detail {
 
+/// Where each of `indices` lies in `v`; every stream of a segment among them first follows the
+/// staging block's earlier users (before any of them uses the block, so that no stream waits
+/// for another's copies of this call).
+template <class T>
+std::vector<distribution::location> order_streams_for(const distributed_vector<T>& v,
+                                                      std::span<const std::size_t> indices,
+                                                      const staging_pool::lease& block) {
+  std::vector<distribution::location> at;
+  at.reserve(indices.size());
+  std::vector<char> ordered(v.segment_count(), 0);
+  for (std::size_t i : indices) {
+    at.push_back(v.layout().locate(i));
+    const std::size_t slot = at.back().segment;
+    if (ordered[slot]) continue;
+    ordered[slot] = 1;
+    device_guard guard(v.group().device(slot));
+    block.order_before(v.group().stream(slot));
+  }
+  return at;
+}
+
 /// Elements indices[j] of `v`, each read after the work already enqueued on its segment's
 /// stream: one small copy each into one pinned staging block, then one wait for them all
 /// (what a single read() costs, however many there are).
@@ -30,13 +51,11 @@ std::vector<T> read_elements(const distributed_vector<T>& v, std::span<const std
   group_resources& g = executor_of(v.group()).resources();
   staging_pool::lease block = g.staging().acquire(indices.size() * sizeof(T));
   T* staged = block.as<T>();
-  std::vector<char> ordered(v.segment_count(), 0);
+  const std::vector<distribution::location> at = order_streams_for(v, indices, block);
   for (std::size_t j = 0; j < indices.size(); ++j) {
-    const auto [slot, local] = v.layout().locate(indices[j]);
+    const auto [slot, local] = at[j];
     device_guard guard(v.group().device(slot));
     const cudaStream_t stream = v.group().stream(slot);
-    if (!ordered[slot]) block.order_before(stream);
-    ordered[slot] = 1;
     MULTIGPU_CUDA_TRY(cudaMemcpyAsync(staged + j, v.segment(slot).data() + local, sizeof(T), cudaMemcpyDefault, stream));
     block.fence(v.group().device(slot), stream);  // covers this stream's earlier copies too
   }
@@ -56,13 +75,11 @@ void write_elements(distributed_vector<T>& v, std::span<const std::size_t> indic
   T* staged = block.as<T>();
   block.order_before_host();  // earlier users of the block are done with it
   std::memcpy(static_cast<void*>(staged), values.data(), indices.size() * sizeof(T));
-  std::vector<char> ordered(v.segment_count(), 0);
+  const std::vector<distribution::location> at = order_streams_for(v, indices, block);
   for (std::size_t j = 0; j < indices.size(); ++j) {
-    const auto [slot, local] = v.layout().locate(indices[j]);
+    const auto [slot, local] = at[j];
     device_guard guard(v.group().device(slot));
     const cudaStream_t stream = v.group().stream(slot);
-    if (!ordered[slot]) block.order_before(stream);
-    ordered[slot] = 1;
     MULTIGPU_CUDA_TRY(cudaMemcpyAsync(v.segment(slot).data() + local, staged + j, sizeof(T), cudaMemcpyDefault, stream));
     block.fence(v.group().device(slot), stream);
   }
