@@ -22,6 +22,52 @@ namespace multigpu {
 namespace {
 
 constexpr int message_tag = 0x6d67;
+// The pieces of an all_to_all_v travel as point-to-point messages under tags of their own.
+constexpr int exchange_tag = 0x6d68;
+// A message cut into pieces (pieces, below) sends every piece but the last under this tag
+// plus the message's own, and the last under the message's tag: a message of one piece is a
+// plain message, and a receiver that cut the bytes differently gets a last piece of another
+// size (comm_error) instead of a stray piece in its next message.
+constexpr int piece_tag_offset = 0x100;
+
+/// The default largest message: 1 GiB, well inside MPI's int counts and clear of the 2 GiB
+/// edge where some transports have had bugs. MULTIGPU_MPI_MAX_MESSAGE (bytes) overrides it.
+std::size_t default_max_message() {
+  if (const char* s = std::getenv("MULTIGPU_MPI_MAX_MESSAGE")) {
+    char* end = nullptr;
+    const unsigned long long bytes = std::strtoull(s, &end, 10);
+    if (end != s && *end == '\0' && bytes > 0 && bytes <= static_cast<unsigned long long>(INT_MAX))
+      return static_cast<std::size_t>(bytes);
+  }
+  return std::size_t{1} << 30;
+}
+
+/// A transfer of `bytes` cut into pieces of at most `limit` bytes: piece i is
+/// [offset(i), offset(i) + size(i)). An empty transfer is one empty piece, so that a send of
+/// zero bytes still pairs with a receive of zero bytes.
+struct pieces {
+  std::size_t bytes, limit;
+  std::size_t count() const noexcept { return bytes == 0 ? 1 : (bytes + limit - 1) / limit; }
+  std::size_t offset(std::size_t i) const noexcept { return i * limit; }
+  int size(std::size_t i) const noexcept { return static_cast<int>(std::min(limit, bytes - offset(i))); }
+  int tag(std::size_t i, int message) const noexcept { return i + 1 == count() ? message : message + piece_tag_offset; }
+};
+
+/// An MPI datatype freed at scope exit.
+class owned_type {
+ public:
+  owned_type() = default;
+  ~owned_type() {
+    if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
+  }
+  owned_type(const owned_type&) = delete;
+  owned_type& operator=(const owned_type&) = delete;
+  MPI_Datatype* out() noexcept { return &type_; }
+  MPI_Datatype get() const noexcept { return type_; }
+
+ private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
 
 std::string mpi_error_string(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -33,12 +79,6 @@ std::string mpi_error_string(int code) {
 void check(int code, const char* call) {
   if (code != MPI_SUCCESS)
     throw comm_error(detail::concat("multigpu: ", call, " failed: ", mpi_error_string(code)));
-}
-
-int as_int(std::size_t n, const char* call) {
-  MULTIGPU_EXPECTS_AS(n <= static_cast<std::size_t>(INT_MAX), std::length_error,
-                      detail::concat(call, ": ", n, " exceeds MPI's int counts; split the transfer"));
-  return static_cast<int>(n);
 }
 
 MPI_Datatype mpi_type(data_type type) {
@@ -262,6 +302,7 @@ mpi_communicator::mpi_communicator(MPI_Comm comm) {
   check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
   cuda_aware_ = mpi_cuda_aware();
+  max_message_ = default_max_message();
   if (const char* w = std::getenv("MULTIGPU_MPI_WAIT"); w != nullptr && std::strcmp(w, "polled") == 0)
     waiting_ = mpi_wait::polled;
 }
@@ -313,31 +354,86 @@ void mpi_communicator::complete(const char* call, const char* blocking_name, con
   wait(&request, 1, call);
 }
 
+void mpi_communicator::set_max_message_bytes(std::size_t bytes) {
+  MULTIGPU_EXPECTS(bytes > 0 && bytes <= static_cast<std::size_t>(INT_MAX),
+                   detail::concat("mpi_communicator::set_max_message_bytes: ", bytes,
+                                  " is not between 1 and INT_MAX (the largest MPI count)"));
+  max_message_ = bytes;
+}
+
+void mpi_communicator::wait_all(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses,
+                                const char* call) {
+  if (requests.empty()) return;
+  const int count = static_cast<int>(requests.size());
+  statuses.resize(requests.size());
+  if (!blocks()) {
+    wait(requests.data(), count, call, statuses.data());
+    return;
+  }
+  const watch watched(*this, call);
+  int code = MPI_Waitall(count, requests.data(), statuses.data());
+  if (code == MPI_ERR_IN_STATUS)  // the request's own error says more
+    for (const MPI_Status& status : statuses)
+      if (status.MPI_ERROR != MPI_SUCCESS && status.MPI_ERROR != MPI_ERR_PENDING) code = status.MPI_ERROR;
+  check_call(code, "MPI_Waitall");
+}
+
 void mpi_communicator::all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) {
-  const int n = as_int(bytes, "all_gather");
-  as_int(bytes * static_cast<std::size_t>(size_), "all_gather");
+  const std::size_t total = bytes * static_cast<std::size_t>(size_);
   staged buffers(*this, stream);
-  const void* s = buffers.in(send, bytes);
-  void* r = buffers.out(recv, bytes * static_cast<std::size_t>(size_));
-  complete(
-      "all_gather", "MPI_Allgather", "MPI_Iallgather",
-      [&] { return MPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, comm_); },
-      [&](MPI_Request* request) { return MPI_Iallgather(s, n, MPI_BYTE, r, n, MPI_BYTE, comm_, request); });
+  const auto* s = static_cast<const std::byte*>(buffers.in(send, bytes));
+  auto* r = static_cast<std::byte*>(buffers.out(recv, total));
+  if (total <= max_message_) {
+    const int n = static_cast<int>(bytes);
+    complete(
+        "all_gather", "MPI_Allgather", "MPI_Iallgather",
+        [&] { return MPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, comm_); },
+        [&](MPI_Request* request) { return MPI_Iallgather(s, n, MPI_BYTE, r, n, MPI_BYTE, comm_, request); });
+    buffers.finish();
+    return;
+  }
+  // Over the limit: each rank's block in pieces. Piece i of every block is gathered at once,
+  // into a type whose extent is a whole block, so that rank r's piece lands at r * bytes + offset.
+  // Every rank knows bytes and size(), so every rank makes the same calls.
+  const pieces cut{bytes, std::max<std::size_t>(1, max_message_ / static_cast<std::size_t>(size_))};
+  for (std::size_t i = 0; i < cut.count(); ++i) {
+    const int n = cut.size(i);
+    owned_type contiguous, spaced;
+    check(MPI_Type_contiguous(n, MPI_BYTE, contiguous.out()), "MPI_Type_contiguous");
+    check(MPI_Type_create_resized(contiguous.get(), 0, static_cast<MPI_Aint>(bytes), spaced.out()),
+          "MPI_Type_create_resized");
+    check(MPI_Type_commit(spaced.out()), "MPI_Type_commit");
+    const std::byte* from = s + cut.offset(i);
+    std::byte* to = r + cut.offset(i);
+    complete(
+        "all_gather", "MPI_Allgather", "MPI_Iallgather",
+        [&] { return MPI_Allgather(from, n, MPI_BYTE, to, 1, spaced.get(), comm_); },
+        [&](MPI_Request* request) { return MPI_Iallgather(from, n, MPI_BYTE, to, 1, spaced.get(), comm_, request); });
+  }
   buffers.finish();
 }
 
 void mpi_communicator::all_reduce(const void* send, void* recv, std::size_t count, data_type type, reduce_op op,
                                   cudaStream_t stream) {
-  const int n = as_int(count, "all_reduce");
-  const std::size_t bytes = count * size_of(type);
+  const std::size_t width = size_of(type);
+  const std::size_t bytes = count * width;
   staged buffers(*this, stream);
   const bool in_place = send == recv;
-  void* r = buffers.out(recv, bytes, in_place);
-  const void* s = in_place ? MPI_IN_PLACE : buffers.in(send, bytes);
-  complete(
-      "all_reduce", "MPI_Allreduce", "MPI_Iallreduce",
-      [&] { return MPI_Allreduce(s, r, n, mpi_type(type), mpi_op(op), comm_); },
-      [&](MPI_Request* request) { return MPI_Iallreduce(s, r, n, mpi_type(type), mpi_op(op), comm_, request); });
+  auto* r = static_cast<std::byte*>(buffers.out(recv, bytes, in_place));
+  const auto* s = in_place ? nullptr : static_cast<const std::byte*>(buffers.in(send, bytes));
+  // Pieces of at most max_message_bytes() (one for any count that fits): every rank has the
+  // same count, so every rank makes the same calls.
+  const pieces cut{count, std::max<std::size_t>(1, max_message_ / width)};
+  for (std::size_t i = 0; i < cut.count(); ++i) {
+    const int n = cut.size(i);
+    const std::size_t at = cut.offset(i) * width;
+    const void* from = in_place ? MPI_IN_PLACE : static_cast<const void*>(s + at);
+    void* to = r + at;
+    complete(
+        "all_reduce", "MPI_Allreduce", "MPI_Iallreduce",
+        [&] { return MPI_Allreduce(from, to, n, mpi_type(type), mpi_op(op), comm_); },
+        [&](MPI_Request* request) { return MPI_Iallreduce(from, to, n, mpi_type(type), mpi_op(op), comm_, request); });
+  }
   buffers.finish();
 }
 
@@ -348,34 +444,64 @@ void mpi_communicator::send_recv_bytes(const void* send, std::size_t send_bytes,
   staged buffers(*this, stream);
   MPI_Status status{};
   void* r = recv_from == -1 ? nullptr : buffers.out(recv, recv_bytes);
-  auto check_received = [&] {
+  auto check_received = [&](const MPI_Status& got, std::size_t expected, std::size_t offset) {
     int received = 0;
-    check(MPI_Get_count(&status, MPI_BYTE, &received), "MPI_Get_count");
-    if (static_cast<std::size_t>(received) != recv_bytes)
+    check(MPI_Get_count(&got, MPI_BYTE, &received), "MPI_Get_count");
+    if (static_cast<std::size_t>(received) != expected)
       throw comm_error(detail::concat("multigpu: rank ", rank_, " expected ", recv_bytes, " bytes from rank ",
-                                      recv_from, " but got ", received));
+                                      recv_from, " but got ", offset + static_cast<std::size_t>(received)));
   };
+  if (send_bytes > max_message_ || recv_bytes > max_message_) {
+    // Larger than one message: both directions in pieces, posted at once and waited for
+    // together. Sender and receiver cut the same byte count the same way.
+    const pieces out{send_bytes, max_message_}, in{recv_bytes, max_message_};
+    std::vector<MPI_Request> requests;
+    std::vector<MPI_Status> statuses;
+    const std::size_t receives = recv_from == -1 ? 0 : in.count();
+    requests.reserve(receives + (send_to == -1 ? 0 : out.count()));
+    for (std::size_t i = 0; i < receives; ++i) {
+      requests.push_back(MPI_REQUEST_NULL);
+      check(MPI_Irecv(static_cast<std::byte*>(r) + in.offset(i), in.size(i), MPI_BYTE, recv_from, in.tag(i, message_tag), comm_,
+                      &requests.back()),
+            "MPI_Irecv");
+    }
+    if (send_to != -1) {
+      const auto* s = static_cast<const std::byte*>(buffers.in(send, send_bytes));
+      for (std::size_t i = 0; i < out.count(); ++i) {
+        requests.push_back(MPI_REQUEST_NULL);
+        check(MPI_Isend(s + out.offset(i), out.size(i), MPI_BYTE, send_to, out.tag(i, message_tag), comm_,
+                        &requests.back()),
+              "MPI_Isend");
+      }
+    }
+    wait_all(requests, statuses, "send_recv");
+    for (std::size_t i = 0; i < receives; ++i)
+      check_received(statuses[i], static_cast<std::size_t>(in.size(i)), in.offset(i));
+    buffers.finish();
+    return;
+  }
+  const int send_n = static_cast<int>(send_bytes), recv_n = static_cast<int>(recv_bytes);
+  auto check_one = [&] { check_received(status, recv_bytes, 0); };
   if (blocks()) {
     const watch watched(*this, "send_recv");
     const void* sent = send_to == -1 ? nullptr : buffers.in(send, send_bytes);
     if (send_to != -1 && recv_from != -1)
-      check_call(MPI_Sendrecv(sent, as_int(send_bytes, "send"), MPI_BYTE, send_to, message_tag, r,
-                              as_int(recv_bytes, "recv"), MPI_BYTE, recv_from, message_tag, comm_, &status),
+      check_call(MPI_Sendrecv(sent, send_n, MPI_BYTE, send_to, message_tag, r, recv_n, MPI_BYTE, recv_from,
+                              message_tag, comm_, &status),
                  "MPI_Sendrecv");
     else if (send_to != -1)
-      check_call(MPI_Send(sent, as_int(send_bytes, "send"), MPI_BYTE, send_to, message_tag, comm_), "MPI_Send");
+      check_call(MPI_Send(sent, send_n, MPI_BYTE, send_to, message_tag, comm_), "MPI_Send");
     else if (recv_from != -1)
-      check_call(MPI_Recv(r, as_int(recv_bytes, "recv"), MPI_BYTE, recv_from, message_tag, comm_, &status), "MPI_Recv");
-    if (recv_from != -1) check_received();
+      check_call(MPI_Recv(r, recv_n, MPI_BYTE, recv_from, message_tag, comm_, &status), "MPI_Recv");
+    if (recv_from != -1) check_one();
     buffers.finish();
     return;
   }
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   if (recv_from != -1)
-    check(MPI_Irecv(r, as_int(recv_bytes, "recv"), MPI_BYTE, recv_from, message_tag, comm_, &requests[0]), "MPI_Irecv");
+    check(MPI_Irecv(r, recv_n, MPI_BYTE, recv_from, message_tag, comm_, &requests[0]), "MPI_Irecv");
   if (send_to != -1)
-    check(MPI_Isend(buffers.in(send, send_bytes), as_int(send_bytes, "send"), MPI_BYTE, send_to, message_tag, comm_,
-                    &requests[1]),
+    check(MPI_Isend(buffers.in(send, send_bytes), send_n, MPI_BYTE, send_to, message_tag, comm_, &requests[1]),
           "MPI_Isend");
   // A receive that fails or times out must not leave the send pending: the next call would
   // reuse its staging buffer while MPI still reads it.
@@ -392,7 +518,7 @@ void mpi_communicator::send_recv_bytes(const void* send, std::size_t send_bytes,
   if (recv_from != -1) try {
     // Wait for the receive first, keeping its status to check the size.
     wait(&requests[0], 1, "recv", &status);
-    check_received();
+    check_one();
   } catch (...) {
     finish_send_then_rethrow();
   }
@@ -408,38 +534,83 @@ void mpi_communicator::all_to_all_v_bytes(const void* send, std::span<const std:
   detail::expect_per_rank("all_to_all_v", send_displs.size(), size_);
   detail::expect_per_rank("all_to_all_v", recv_counts.size(), size_);
   detail::expect_per_rank("all_to_all_v", recv_displs.size(), size_);
-  std::vector<int> sc(size_), sd(size_), rc(size_), rd(size_);
+  MULTIGPU_EXPECTS(send_counts[rank_] == recv_counts[rank_],
+                   detail::concat("all_to_all_v: rank ", rank_, " sends ", send_counts[rank_],
+                                  " bytes to itself but expects ", recv_counts[rank_]));
   std::size_t send_extent = 0, recv_extent = 0;
   for (int r = 0; r < size_; ++r) {
-    sc[r] = as_int(send_counts[r], "all_to_all_v");
-    sd[r] = as_int(send_displs[r], "all_to_all_v");
-    rc[r] = as_int(recv_counts[r], "all_to_all_v");
-    rd[r] = as_int(recv_displs[r], "all_to_all_v");
     if (send_counts[r]) send_extent = std::max(send_extent, send_displs[r] + send_counts[r]);
     if (recv_counts[r]) recv_extent = std::max(recv_extent, recv_displs[r] + recv_counts[r]);
   }
   staged buffers(*this, stream);
-  const void* s = buffers.in(send, send_extent);
+  const auto* s = static_cast<const std::byte*>(buffers.in(send, send_extent));
   // Bytes between the blocks keep their values: staged, they are copied in first (blocks that
   // cover the whole extent leave none).
-  void* r = buffers.out(recv, recv_extent, !detail::blocks_cover(recv_counts, recv_displs, recv_extent));
-  complete(
-      "all_to_all_v", "MPI_Alltoallv", "MPI_Ialltoallv",
-      [&] { return MPI_Alltoallv(s, sc.data(), sd.data(), MPI_BYTE, r, rc.data(), rd.data(), MPI_BYTE, comm_); },
-      [&](MPI_Request* request) {
-        return MPI_Ialltoallv(s, sc.data(), sd.data(), MPI_BYTE, r, rc.data(), rd.data(), MPI_BYTE, comm_, request);
-      });
+  auto* r = static_cast<std::byte*>(
+      buffers.out(recv, recv_extent, !detail::blocks_cover(recv_counts, recv_displs, recv_extent)));
+  // Point-to-point, as MPI's own linear all-to-all does it, so that no count or displacement
+  // is an int: every receive posted, then every send, each block in pieces of at most
+  // max_message_bytes(). A rank knows what it sends and receives, so the pieces pair up with
+  // no agreement. The block to itself is a copy.
+  std::vector<MPI_Request> requests;
+  std::vector<MPI_Status> statuses;
+  std::vector<std::pair<std::size_t, int>> expected;  // per receive: its block's bytes and sender
+  std::vector<std::size_t> expected_bytes;            // per receive: the piece's bytes
+  for (int step = 1; step < size_; ++step) {
+    const int from = (rank_ + size_ - step) % size_;
+    if (recv_counts[from] == 0) continue;
+    const pieces in{recv_counts[from], max_message_};
+    for (std::size_t i = 0; i < in.count(); ++i) {
+      requests.push_back(MPI_REQUEST_NULL);
+      expected_bytes.push_back(static_cast<std::size_t>(in.size(i)));
+      expected.emplace_back(recv_counts[from], from);
+      check(MPI_Irecv(r + recv_displs[from] + in.offset(i), in.size(i), MPI_BYTE, from, in.tag(i, exchange_tag), comm_,
+                      &requests.back()),
+            "MPI_Irecv");
+    }
+  }
+  const std::size_t receives = requests.size();
+  for (int step = 1; step < size_; ++step) {
+    const int to = (rank_ + step) % size_;
+    if (send_counts[to] == 0) continue;
+    const pieces out{send_counts[to], max_message_};
+    for (std::size_t i = 0; i < out.count(); ++i) {
+      requests.push_back(MPI_REQUEST_NULL);
+      check(MPI_Isend(s + send_displs[to] + out.offset(i), out.size(i), MPI_BYTE, to, out.tag(i, exchange_tag), comm_,
+                      &requests.back()),
+            "MPI_Isend");
+    }
+  }
+  if (send_counts[rank_] > 0) {
+    std::byte* to = r + recv_displs[rank_];
+    const std::byte* from = s + send_displs[rank_];
+    if (cuda_aware_ && !host_buffers()) detail::copy_bytes(to, from, send_counts[rank_], stream);
+    else std::memmove(to, from, send_counts[rank_]);
+  }
+  wait_all(requests, statuses, "all_to_all_v");
+  for (std::size_t i = 0; i < receives; ++i) {
+    int received = 0;
+    check(MPI_Get_count(&statuses[i], MPI_BYTE, &received), "MPI_Get_count");
+    if (static_cast<std::size_t>(received) != expected_bytes[i])
+      throw comm_error(detail::concat("multigpu: all_to_all_v: rank ", rank_, " expected ", expected[i].first,
+                                      " bytes from rank ", expected[i].second, ", which sent another amount"));
+  }
   buffers.finish();
 }
 
 void mpi_communicator::broadcast_bytes(void* data, std::size_t bytes, int root, cudaStream_t stream) {
   check_peer("broadcast", root);
-  const int n = as_int(bytes, "broadcast");
   staged buffers(*this, stream);
-  void* d = buffers.out(data, bytes, rank_ == root);  // the root's bytes go in, everyone's come out
-  complete(
-      "broadcast", "MPI_Bcast", "MPI_Ibcast", [&] { return MPI_Bcast(d, n, MPI_BYTE, root, comm_); },
-      [&](MPI_Request* request) { return MPI_Ibcast(d, n, MPI_BYTE, root, comm_, request); });
+  auto* d = static_cast<std::byte*>(buffers.out(data, bytes, rank_ == root));  // the root's bytes in, everyone's out
+  // Pieces of at most max_message_bytes(): every rank has the same byte count.
+  const pieces cut{bytes, max_message_};
+  for (std::size_t i = 0; i < cut.count(); ++i) {
+    std::byte* at = d + cut.offset(i);
+    const int n = cut.size(i);
+    complete(
+        "broadcast", "MPI_Bcast", "MPI_Ibcast", [&] { return MPI_Bcast(at, n, MPI_BYTE, root, comm_); },
+        [&](MPI_Request* request) { return MPI_Ibcast(at, n, MPI_BYTE, root, comm_, request); });
+  }
   buffers.finish();
 }
 

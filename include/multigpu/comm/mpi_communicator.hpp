@@ -10,7 +10,8 @@
 // A peer that does not arrive (it died, hangs, or called something else), two ways
 // (mpi_wait):
 // - mpi_wait::watchdog (the default): every call is MPI's blocking one (MPI_Allreduce,
-//   MPI_Allgather, MPI_Alltoallv, MPI_Barrier, MPI_Sendrecv), at the MPI library's own speed.
+//   MPI_Allgather, MPI_Bcast, MPI_Barrier, MPI_Sendrecv; all_to_all_v posts point-to-point
+//   messages and blocks in MPI_Waitall), at the MPI library's own speed.
 //   A watchdog thread, started at the first call, watches the call in flight; when one has
 //   not returned after timeout(), it prints which call on which rank it was waiting for and
 //   ends the job (as PyTorch's NCCL watchdog does): with MPI_Abort when MPI runs at
@@ -33,7 +34,9 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <memory>
+#include <vector>
 
 namespace multigpu {
 
@@ -64,6 +67,15 @@ class mpi_communicator final : public communicator {
   /// sets it). The same on every rank; not while a call of this communicator runs.
   mpi_wait waiting() const noexcept { return waiting_; }
   void set_waiting(mpi_wait w) noexcept { waiting_ = w; }
+  /// The largest message this communicator hands MPI at once. Larger transfers, of any
+  /// size_t byte count, go in pieces of at most this many bytes, so that no MPI count or
+  /// displacement overflows an int: each all_gather, all_reduce and broadcast in rounds of
+  /// MPI's collective, each send_recv and all_to_all_v block in several point-to-point
+  /// messages. 1 GiB unless set (or MULTIGPU_MPI_MAX_MESSAGE, in bytes). The same on every
+  /// rank; not while a call of this communicator runs.
+  std::size_t max_message_bytes() const noexcept { return max_message_; }
+  /// std::invalid_argument unless 1 <= bytes <= INT_MAX.
+  void set_max_message_bytes(std::size_t bytes);
 
   using communicator::all_gather_bytes;
   void all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream = nullptr) override;
@@ -88,6 +100,9 @@ class mpi_communicator final : public communicator {
   /// Polls until the requests complete (their statuses into `statuses`, if wanted) or
   /// timeout() passes (mpi_wait::polled).
   void wait(MPI_Request* requests, int count, const char* call, MPI_Status* statuses = MPI_STATUSES_IGNORE);
+  /// Every request completed, their statuses in `statuses`: MPI_Waitall under the watchdog
+  /// when blocks(), else wait().
+  void wait_all(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses, const char* call);
   /// True when calls are MPI's blocking ones.
   bool blocks() const noexcept { return waits_forever() || waiting_ == mpi_wait::watchdog; }
   /// One collective: `blocking()` (MPI's blocking call, named `blocking_name`, watched unless
@@ -102,6 +117,7 @@ class mpi_communicator final : public communicator {
   int size_ = 1;
   bool cuda_aware_ = false;
   mpi_wait waiting_ = mpi_wait::watchdog;
+  std::size_t max_message_ = std::size_t{1} << 30;
   pinned_buffer send_stage_, recv_stage_;
   std::unique_ptr<watchdog> watchdog_;  // started at the first watched call
 };
