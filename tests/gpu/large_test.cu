@@ -2,7 +2,8 @@
 // periodic halo exchange over 2^31 + 17 one-byte elements, on one slot (one piece longer
 // than any 32-bit count: CUB's 64-bit dispatch) and on three (global offsets past 2^31).
 // Each result is compared with the host. Needs about 7 GiB of device memory and 6 GiB of host memory;
-// skipped on smaller machines.
+// skipped on smaller machines. unique, reduce_by_key, the sorts, gather and copy_if with more
+// than 2^31 survivors: large_algorithms_test.cu.
 #include <multigpu/multigpu.hpp>
 
 #include "support.hpp"
