@@ -91,6 +91,26 @@ void detail::rethrow_entry(const team& t, team_operation op, const std::exceptio
 }
 
 namespace detail {
+std::uint64_t step_status(const team& t, const std::exception_ptr& failure) noexcept {
+  return failure ? static_cast<std::uint64_t>(t.size() - t.rank()) : 0;
+}
+
+void settle_statuses(const team& t, team_operation op, const char* step, const std::exception_ptr& failure,
+                     std::span<const std::uint64_t> statuses) {
+  std::uint64_t worst = 0;
+  for (std::uint64_t s : statuses) worst = std::max(worst, s);
+  if (failure) std::rethrow_exception(failure);
+  if (worst == 0) return;
+  const auto failed = static_cast<std::int64_t>(t.size()) - static_cast<std::int64_t>(worst);
+  throw comm_error(concat("multigpu: ", name_of(op), ": rank ", failed, " failed in its ", step,
+                          " step (its own exception says why); rank ", t.rank(), " stops too"));
+}
+
+void agree(const team& t, team_operation op, const char* step, const std::exception_ptr& failure) {
+  const std::uint64_t worst = t.comm().all_reduce(step_status(t, failure), reduce_op::max);
+  settle_statuses(t, op, step, failure, std::span<const std::uint64_t>(&worst, 1));
+}
+
 void expect_same_team(const char* operation, const team& a, const team& b) {
   MULTIGPU_EXPECTS(a.size() == b.size(), concat(operation, ": the vectors' teams have communicators of different sizes (",
                                                 a.size(), " and ", b.size(), ")"));

@@ -20,6 +20,7 @@ enum class fault_site : unsigned {
   pool_allocation,      ///< device_pool::allocate of one byte or more
   staging_acquisition,  ///< staging_pool::acquire (pinned, mapped host blocks)
   worker_step,          ///< a step run by a slot's worker thread, before it enqueues anything
+  team_step,            ///< a rank-local step of a team call (team_vector.hpp), before it runs
   count_                ///< the number of sites (not a site)
 };
 

@@ -13,6 +13,14 @@
 // bounds) send the stamp in the same message as the result; the others send it in an
 // all_gather of their own before their data.
 //
+// After the first message, a call may have more rank-local steps between its exchanges (an
+// allocation, a local algorithm, reading a part): each is followed by an agreement before the
+// next exchange (detail::agreed_step, team_vector.hpp: one all_reduce of a status word, or
+// the status carried in the next exchange's own message), so that a step that fails on one
+// rank ends the call on every rank: that rank throws its own error, the others comm_error
+// naming it and the step. A step after a call's last exchange fails on its own rank only;
+// no rank waits for it, and the team stays usable.
+//
 // Threads: a team's collective operations run one at a time, from one thread per rank (as
 // the communicator's calls do).
 
@@ -116,6 +124,19 @@ namespace detail {
 /// whose local step failed (`failed`, -1 when none), so that nobody waits for a rank that
 /// already gave up.
 void rethrow_entry(const team& t, team_operation op, const std::exception_ptr& failure, int failed);
+
+/// Collective: every rank says whether its step `step` of `op` failed (`failure`); the rank
+/// that failed rethrows its own exception, and every other rank throws comm_error naming the
+/// lowest failed rank and the step. One all_reduce of one word; returns when none failed.
+void agree(const team& t, team_operation op, const char* step, const std::exception_ptr& failure);
+
+/// The status word of a step for an exchange that carries it along (agreed_all_gather): 0
+/// when the step succeeded, else a value that orders the ranks so that the lowest failed
+/// rank is the largest.
+std::uint64_t step_status(const team& t, const std::exception_ptr& failure) noexcept;
+/// After an exchange that carried every rank's step_status: as agree() for those words.
+void settle_statuses(const team& t, team_operation op, const char* step, const std::exception_ptr& failure,
+                     std::span<const std::uint64_t> statuses);
 
 /// Binary team operations need both operands on one team: std::invalid_argument naming the
 /// operation when the communicators differ in size or the teams differ.

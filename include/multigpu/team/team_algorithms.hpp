@@ -45,6 +45,7 @@
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace multigpu {
@@ -259,9 +260,11 @@ void redistribute(const team_vector<T>& from, team_vector<T>& to) {
                                     std::span<const std::size_t>(plan.recv_displs), to.local().group().stream(0));
     return;
   }
-  std::vector<T> mine = detail::run_collective(from.team(), team_operation::redistribute, sizeof(T),
-                                               [&] { return to_vector(from.local()); });
-  std::vector<T> theirs(to.local_size());
+  // The local step makes both host buffers, so that an allocation that fails on one rank
+  // fails the call on every rank before the exchange.
+  auto [mine, theirs] = detail::run_collective(from.team(), team_operation::redistribute, sizeof(T), [&] {
+    return std::pair<std::vector<T>, std::vector<T>>(to_vector(from.local()), std::vector<T>(to.local_size()));
+  });
   from.team().comm().all_to_all_v(host_memory, mine.data(), std::span<const std::size_t>(plan.send_counts),
                                   std::span<const std::size_t>(plan.send_displs), theirs.data(),
                                   std::span<const std::size_t>(plan.recv_counts),
@@ -296,9 +299,9 @@ template <class T>
 std::vector<T> gather_to_host(const team_vector<T>& v, int root) {
   const std::size_t ranks = static_cast<std::size_t>(v.team().size());
   const bool receives = root < 0 || v.rank() == root;
-  std::vector<T> mine = run_collective(v.team(), team_operation::to_vector, sizeof(T),
-                                       [&] { return to_vector(v.local()); });
-  std::vector<T> all(receives ? v.size() : 0);
+  auto [mine, all] = run_collective(v.team(), team_operation::to_vector, sizeof(T), [&] {
+    return std::pair<std::vector<T>, std::vector<T>>(to_vector(v.local()), std::vector<T>(receives ? v.size() : 0));
+  });
   std::vector<std::size_t> send_counts(ranks, 0), send_displs(ranks, 0), recv_counts(ranks, 0), recv_displs(ranks, 0);
   for (std::size_t r = 0; r < ranks; ++r)
     if (root < 0 || r == static_cast<std::size_t>(root)) send_counts[r] = mine.size();
@@ -343,22 +346,8 @@ void exchange_halos(team_vector<T>& v) {
   const std::vector<halo_move> moves = plan_halo_exchange(v.layout(), width, v.halo().periodic);
   const std::size_t me = static_cast<std::size_t>(v.rank());
   const std::size_t ranks = static_cast<std::size_t>(v.team().size());
-  // Local step: the halos inside this rank, then what this rank sends, grouped by
-  // destination rank in plan order (the receivers walk the plan in the same order).
-  std::vector<T> send = detail::run_collective(v.team(), team_operation::exchange_halos, sizeof(T), [&] {
-    detail::halo_exchange(v.local());
-    std::vector<T> out;
-    if (ranks == 1) return out;  // a team of one wrapped around locally
-    for (std::size_t dst = 0; dst < ranks; ++dst)
-      for (const halo_move& m : moves)
-        if (m.src_slot == me && m.dst_slot == dst) {
-          const std::size_t at = out.size();
-          out.resize(at + m.count);
-          v.local().download(m.src_offset, out.data() + at, m.count);
-        }
-    return out;
-  });
-  if (ranks == 1) return;
+  // What this rank sends to and receives from each rank, in plan order (the receivers walk
+  // the plan in the same order).
   std::vector<std::size_t> send_counts(ranks, 0), send_displs(ranks, 0), recv_counts(ranks, 0), recv_displs(ranks, 0);
   std::size_t sent = 0, received = 0;
   for (std::size_t r = 0; r < ranks; ++r) {
@@ -371,7 +360,24 @@ void exchange_halos(team_vector<T>& v) {
     sent += send_counts[r];
     received += recv_counts[r];
   }
-  std::vector<T> recv(received);
+  // Local step: the halos inside this rank, what this rank sends, and room for what it
+  // receives (so that a failure on one rank fails the call on all before the exchange).
+  auto [send, recv] = detail::run_collective(v.team(), team_operation::exchange_halos, sizeof(T), [&] {
+    detail::halo_exchange(v.local());
+    std::pair<std::vector<T>, std::vector<T>> buffers;
+    if (ranks == 1) return buffers;  // a team of one wrapped around locally
+    std::vector<T>& out = buffers.first;
+    for (std::size_t dst = 0; dst < ranks; ++dst)
+      for (const halo_move& m : moves)
+        if (m.src_slot == me && m.dst_slot == dst) {
+          const std::size_t at = out.size();
+          out.resize(at + m.count);
+          v.local().download(m.src_offset, out.data() + at, m.count);
+        }
+    buffers.second.resize(received);
+    return buffers;
+  });
+  if (ranks == 1) return;
   v.team().comm().all_to_all_v(host_memory, send.data(), std::span<const std::size_t>(send_counts),
                                std::span<const std::size_t>(send_displs), recv.data(),
                                std::span<const std::size_t>(recv_counts), std::span<const std::size_t>(recv_displs));

@@ -18,8 +18,10 @@
 #include <multigpu/team/team_plan.hpp>
 #include <multigpu/team/team_vector.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -60,11 +62,14 @@ std::vector<std::uint64_t> checked_global_indices(const char* algorithm, team_op
   return std::vector<std::uint64_t>(host.begin(), host.end());
 }
 
-/// How many requests each rank sends this one (one all_gather of every rank's send counts).
-inline std::vector<std::size_t> requests_to_me(const team& t, const index_routes& routes) {
+/// How many requests each rank sends this one (one all_gather of every rank's send counts,
+/// which also agrees on the step `step` that made the routes: `failure`, team.hpp).
+inline std::vector<std::size_t> requests_to_me(const team& t, team_operation op, const char* step,
+                                               const std::exception_ptr& failure, const index_routes& routes) {
   const std::size_t ranks = static_cast<std::size_t>(t.size());
-  std::vector<std::uint64_t> mine(routes.send_counts.begin(), routes.send_counts.end()), all(ranks * ranks);
-  t.comm().all_gather(host_memory, mine.data(), all.data(), ranks);
+  std::vector<std::uint64_t> mine(ranks, 0), all(ranks * ranks);
+  if (!failure) std::copy(routes.send_counts.begin(), routes.send_counts.end(), mine.begin());
+  agreed_all_gather(t, op, step, failure, mine.data(), all.data(), ranks * sizeof(std::uint64_t));
   std::vector<std::size_t> counts(ranks);
   const auto me = static_cast<std::size_t>(t.rank());
   for (std::size_t s = 0; s < ranks; ++s) counts[s] = static_cast<std::size_t>(all[s * ranks + me]);
@@ -90,22 +95,34 @@ void gather(const team_vector<I>& map, const team_vector<T>& input, team_vector<
                    detail::concat("gather: the map and the output are laid out differently over the ranks (sizes ",
                                   map.size(), " and ", output.size(), ")"));
   const team& t = map.team();
-  const std::vector<std::uint64_t> global =
-      detail::checked_global_indices("gather", team_operation::gather, sizeof(T), map, input.size());
-  const index_routes routes = plan_index_routes(global, input.layout());
-  const std::vector<std::size_t> asked_counts = detail::requests_to_me(t, routes);
+  constexpr team_operation op = team_operation::gather;
+  const std::vector<std::uint64_t> global = detail::checked_global_indices("gather", op, sizeof(T), map, input.size());
+  // Each rank-local step below is agreed before the next exchange (team.hpp).
+  index_routes routes;
+  std::exception_ptr failure;
+  try {
+    detail::team_fault_point("routes");
+    routes = plan_index_routes(global, input.layout());
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  const std::vector<std::size_t> asked_counts = detail::requests_to_me(t, op, "routes", failure, routes);
   const std::vector<std::size_t> asked_displs = detail::displacements(asked_counts);
-  std::vector<std::uint64_t> asked(asked_displs.back() + asked_counts.back());
+  std::vector<std::uint64_t> asked;
+  detail::agreed_step(t, op, "allocation", [&] { asked.resize(asked_displs.back() + asked_counts.back()); });
   t.comm().all_to_all_v(host_memory, routes.local_index.data(), std::span<const std::size_t>(routes.send_counts),
                         std::span<const std::size_t>(routes.send_displs), asked.data(),
                         std::span<const std::size_t>(asked_counts), std::span<const std::size_t>(asked_displs));
-  std::vector<T> answers;
-  if (!asked.empty()) {
-    distributed_vector<T> picked(asked.size(), input.local().group());
-    gather(asked, input.local(), picked);
-    answers = to_vector(picked);
-  }
-  std::vector<T> grouped(global.size());
+  // The owners gather what was asked of them from their local part.
+  std::vector<T> answers, grouped;
+  detail::agreed_step(t, op, "local gather", [&] {
+    if (!asked.empty()) {
+      distributed_vector<T> picked(asked.size(), input.local().group());
+      gather(asked, input.local(), picked);
+      answers = to_vector(picked);
+    }
+    grouped.resize(global.size());
+  });
   t.comm().all_to_all_v(host_memory, answers.data(), std::span<const std::size_t>(asked_counts),
                         std::span<const std::size_t>(asked_displs), grouped.data(),
                         std::span<const std::size_t>(routes.send_counts),
@@ -128,23 +145,38 @@ void scatter(const team_vector<T>& input, const team_vector<I>& map, team_vector
                    detail::concat("scatter: the map and the input are laid out differently over the ranks (sizes ",
                                   map.size(), " and ", input.size(), ")"));
   const team& t = map.team();
+  constexpr team_operation op = team_operation::scatter;
   const std::vector<std::uint64_t> global =
-      detail::checked_global_indices("scatter", team_operation::scatter, sizeof(T), map, output.size());
-  const index_routes routes = plan_index_routes(global, output.layout());
-  const std::vector<T> values = to_vector(input.local());
-  std::vector<T> grouped(values.size());
-  for (std::size_t j = 0; j < grouped.size(); ++j) grouped[j] = values[routes.position[j]];
-  const std::vector<std::size_t> in_counts = detail::requests_to_me(t, routes);
+      detail::checked_global_indices("scatter", op, sizeof(T), map, output.size());
+  // Each rank-local step below is agreed before the next exchange (team.hpp).
+  index_routes routes;
+  std::vector<T> grouped;
+  std::exception_ptr failure;
+  try {
+    detail::team_fault_point("routes");
+    routes = plan_index_routes(global, output.layout());
+    const std::vector<T> values = to_vector(input.local());
+    grouped.resize(values.size());
+    for (std::size_t j = 0; j < grouped.size(); ++j) grouped[j] = values[routes.position[j]];
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  const std::vector<std::size_t> in_counts = detail::requests_to_me(t, op, "routes", failure, routes);
   const std::vector<std::size_t> in_displs = detail::displacements(in_counts);
   const std::size_t arriving = in_displs.back() + in_counts.back();
-  std::vector<std::uint64_t> where(arriving);
-  std::vector<T> what(arriving);
+  std::vector<std::uint64_t> where;
+  std::vector<T> what;
+  detail::agreed_step(t, op, "allocation", [&] {
+    where.resize(arriving);
+    what.resize(arriving);
+  });
   t.comm().all_to_all_v(host_memory, routes.local_index.data(), std::span<const std::size_t>(routes.send_counts),
                         std::span<const std::size_t>(routes.send_displs), where.data(),
                         std::span<const std::size_t>(in_counts), std::span<const std::size_t>(in_displs));
   t.comm().all_to_all_v(host_memory, grouped.data(), std::span<const std::size_t>(routes.send_counts),
                         std::span<const std::size_t>(routes.send_displs), what.data(),
                         std::span<const std::size_t>(in_counts), std::span<const std::size_t>(in_displs));
+  // After the last exchange: a failure here is this rank's alone.
   if (arriving == 0) return;
   distributed_vector<T> arrived(arriving, output.local().group());
   arrived.upload(0, what.data(), what.size());

@@ -45,8 +45,11 @@ team_vector<T> remove_copy_if(const team_vector<T>& v, Pred pred) {
 }
 
 /// The same elements in even blocks over the ranks (as team_vector::block), on v's local group:
-/// after a filter that left most of the data on a few ranks. Collective.
+/// after a filter that left most of the data on a few ranks. Collective. It returns a new
+/// vector (a team_vector's rank layout is fixed at construction), unlike the single-process
+/// rebalance, which works in place: `tv = rebalance(tv);`.
 template <class T>
+[[nodiscard("the team rebalance returns the rebalanced vector; write tv = rebalance(tv)")]]
 team_vector<T> rebalance(const team_vector<T>& v) {
   team_vector<T> even = team_vector<T>::block(v.team(), v.size(), v.local().group());
   redistribute(v, even);

@@ -31,8 +31,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <optional>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace multigpu {
@@ -121,9 +124,12 @@ struct device_sorted_part {
 /// the elements that go to each rank, so that rank r receives global sorted positions
 /// [layout.segment_offset(r), +segment_size(r)). Collective: every rank calls it at the same
 /// point with the same layout (the team_vector's) and its own sorted part (host_sorted_part
-/// or device_sorted_part); a round costs two small all_gathers.
+/// or device_sorted_part); a round costs two small all_gathers, each carrying the status of
+/// the local read before it (agreed_all_gather), so that a read that fails on one rank ends
+/// the sort on every rank.
 template <class T, class Part, class Comp>
-split_table team_exact_splits(const team& t, const Part& sorted, const distribution& layout, Comp comp) {
+split_table team_exact_splits(const team& t, team_operation op, const Part& sorted, const distribution& layout,
+                              Comp comp) {
   static_assert(std::is_trivially_copyable_v<T>, "team sort moves elements as bytes");
   const std::size_t ranks = static_cast<std::size_t>(t.size());
   const std::size_t me = static_cast<std::size_t>(t.rank());
@@ -132,16 +138,23 @@ split_table team_exact_splits(const team& t, const Part& sorted, const distribut
     const std::vector<std::size_t> open = search.open_boundaries();
     // Round, first half: every rank's candidate pivot for every open boundary.
     std::vector<split_candidate<T>> mine(open.size()), all(open.size() * ranks);
-    std::vector<std::size_t> middles;
-    for (std::size_t j = 0; j < open.size(); ++j) {
-      const auto [lo, hi] = search.range(open[j], me);
-      mine[j].has = hi > lo ? 1 : 0;
-      if (hi > lo) middles.push_back(lo + (hi - lo) / 2);
+    std::exception_ptr failure;
+    try {
+      team_fault_point("split candidates");
+      std::vector<std::size_t> middles;
+      for (std::size_t j = 0; j < open.size(); ++j) {
+        const auto [lo, hi] = search.range(open[j], me);
+        mine[j].has = hi > lo ? 1 : 0;
+        if (hi > lo) middles.push_back(lo + (hi - lo) / 2);
+      }
+      const std::vector<T> candidates = sorted.at(std::span<const std::size_t>(middles));
+      for (std::size_t j = 0, c = 0; j < open.size(); ++j)
+        if (mine[j].has) mine[j].value = candidates[c++];
+    } catch (...) {
+      failure = std::current_exception();
     }
-    const std::vector<T> candidates = sorted.at(std::span<const std::size_t>(middles));
-    for (std::size_t j = 0, c = 0; j < open.size(); ++j)
-      if (mine[j].has) mine[j].value = candidates[c++];
-    t.comm().all_gather_bytes(host_memory, mine.data(), all.data(), mine.size() * sizeof(split_candidate<T>));
+    agreed_all_gather(t, op, "split candidates", failure, mine.data(), all.data(),
+                      mine.size() * sizeof(split_candidate<T>));
     // Second half: every rank's count of elements before and up to each open boundary's pivot.
     std::vector<T> pivots;
     pivots.reserve(open.size());
@@ -154,9 +167,16 @@ split_table team_exact_splits(const team& t, const Part& sorted, const distribut
       }
       pivots.push_back(weighted_median(std::span<weighted_candidate<T>>(c), comp));
     }
-    const std::vector<pivot_rank> counts = sorted.bounds(std::span<const T>(pivots));
+    std::vector<pivot_rank> counts(open.size());
+    try {
+      team_fault_point("split bounds");
+      counts = sorted.bounds(std::span<const T>(pivots));
+    } catch (...) {
+      failure = std::current_exception();
+    }
     std::vector<pivot_rank> all_counts(open.size() * ranks);
-    t.comm().all_gather_bytes(host_memory, counts.data(), all_counts.data(), counts.size() * sizeof(pivot_rank));
+    agreed_all_gather(t, op, "split bounds", failure, counts.data(), all_counts.data(),
+                      counts.size() * sizeof(pivot_rank));
     for (std::size_t j = 0; j < open.size(); ++j) {
       std::vector<pivot_rank> column(ranks);
       for (std::size_t r = 0; r < ranks; ++r) column[r] = all_counts[r * open.size() + j];
@@ -166,50 +186,70 @@ split_table team_exact_splits(const team& t, const Part& sorted, const distribut
   return search.table();
 }
 
-/// Sends the rank's sorted elements `send` (from `v`) to the ranks the plan names and puts
-/// what arrives (runs in rank order) into `v`, which keeps its size.
+/// One all_to_all_v of a rank's sorted part by the plan, host or device buffers (on `stream`).
 template <class T>
-void exchange_sorted_part(const team& t, const redistribution_plan& plan, const std::vector<T>& send,
-                          distributed_vector<T>& v) {
-  std::vector<T> recv(v.size());
-  t.comm().all_to_all_v(host_memory, send.data(), std::span<const std::size_t>(plan.send_counts),
-                        std::span<const std::size_t>(plan.send_displs), recv.data(),
-                        std::span<const std::size_t>(plan.recv_counts), std::span<const std::size_t>(plan.recv_displs));
-  v.upload(0, recv.data(), recv.size());
+void exchange_sorted_part(const team& t, const redistribution_plan& plan, const T* send, T* recv,
+                          cudaStream_t stream = nullptr) {
+  t.comm().all_to_all_v(send, std::span<const std::size_t>(plan.send_counts),
+                        std::span<const std::size_t>(plan.send_displs), recv,
+                        std::span<const std::size_t>(plan.recv_counts), std::span<const std::size_t>(plan.recv_displs),
+                        stream);
 }
 
 /// The same from and to device memory: `v` (one slot) is sent as it is, and what arrives goes
-/// to a vector of its layout that then takes its place.
+/// to a vector of its layout (allocated in an agreed step) that then takes its place.
 template <class T>
-void exchange_sorted_part_on_device(const team& t, const redistribution_plan& plan, distributed_vector<T>& v) {
-  distributed_vector<T> arrived(v.group(), v.layout(), v.halo());
-  // Both on the slot's stream, which the communicator's call follows.
-  t.comm().all_to_all_v(one_slot_data(v), std::span<const std::size_t>(plan.send_counts),
-                        std::span<const std::size_t>(plan.send_displs), one_slot_data(arrived),
-                        std::span<const std::size_t>(plan.recv_counts), std::span<const std::size_t>(plan.recv_displs),
-                        v.group().stream(0));
-  v.swap(arrived);
+void exchange_sorted_part_on_device(const team& t, team_operation op, const redistribution_plan& plan,
+                                    distributed_vector<T>& v) {
+  std::optional<distributed_vector<T>> arrived;
+  agreed_step(t, op, "allocation", [&] { arrived.emplace(v.group(), v.layout(), v.halo()); });
+  // On the slot's stream, which the communicator's call follows.
+  exchange_sorted_part(t, plan, one_slot_data(std::as_const(v)), one_slot_data(*arrived), v.group().stream(0));
+  v.swap(*arrived);
 }
 
 /// The team sort after the local sort: the splits, the exchange of keys (and values along),
 /// and a stable local sort of what arrived. From device memory where the team's
-/// exchange_path allows it, else through host memory.
+/// exchange_path allows it, else through host memory. Every rank-local step before an
+/// exchange is agreed (team.hpp), so a failure on one rank ends the sort on every rank.
 template <class K, class V, class Comp>
-void team_sort_sorted_parts(const team& t, const distribution& layout, distributed_vector<K>& keys,
-                            distributed_vector<V>* values, Comp comp) {
+void team_sort_sorted_parts(const team& t, team_operation op, const distribution& layout,
+                            distributed_vector<K>& keys, distributed_vector<V>* values, Comp comp) {
   const bool on_device = values ? exchange_on_device(t, keys, *values) : exchange_on_device(t, keys);
+  const auto me = static_cast<std::size_t>(t.rank());
   if (on_device) {
-    const split_table splits = team_exact_splits<K>(t, device_sorted_part<K, Comp>{keys, comp}, layout, comp);
-    const redistribution_plan plan = plan_sorted_exchange(splits, static_cast<std::size_t>(t.rank()));
-    exchange_sorted_part_on_device(t, plan, keys);
-    if (values) exchange_sorted_part_on_device(t, plan, *values);
+    const split_table splits = team_exact_splits<K>(t, op, device_sorted_part<K, Comp>{keys, comp}, layout, comp);
+    const redistribution_plan plan = plan_sorted_exchange(splits, me);
+    // What arrives goes to a vector of the same layout, which then takes the part's place;
+    // the values' vector is made only once the keys' old storage is gone.
+    exchange_sorted_part_on_device(t, op, plan, keys);
+    if (values) exchange_sorted_part_on_device(t, op, plan, *values);
   } else {
-    const std::vector<K> host_keys = to_vector(keys);
+    const std::vector<K> host_keys = agreed_step(t, op, "copy to the host", [&] { return to_vector(keys); });
     const split_table splits =
-        team_exact_splits<K>(t, host_sorted_part<K, Comp>{std::span<const K>(host_keys), comp}, layout, comp);
-    const redistribution_plan plan = plan_sorted_exchange(splits, static_cast<std::size_t>(t.rank()));
-    exchange_sorted_part(t, plan, host_keys, keys);
-    if (values) exchange_sorted_part(t, plan, to_vector(*values), *values);
+        team_exact_splits<K>(t, op, host_sorted_part<K, Comp>{std::span<const K>(host_keys), comp}, layout, comp);
+    const redistribution_plan plan = plan_sorted_exchange(splits, me);
+    std::vector<K> keys_in;
+    std::vector<V> values_out, values_in;
+    agreed_step(t, op, "allocation", [&] {
+      keys_in.resize(keys.size());
+      if (values) {
+        values_out = to_vector(*values);
+        values_in.resize(values->size());
+      }
+    });
+    t.comm().all_to_all_v(host_memory, host_keys.data(), std::span<const std::size_t>(plan.send_counts),
+                          std::span<const std::size_t>(plan.send_displs), keys_in.data(),
+                          std::span<const std::size_t>(plan.recv_counts),
+                          std::span<const std::size_t>(plan.recv_displs));
+    if (values)
+      t.comm().all_to_all_v(host_memory, values_out.data(), std::span<const std::size_t>(plan.send_counts),
+                            std::span<const std::size_t>(plan.send_displs), values_in.data(),
+                            std::span<const std::size_t>(plan.recv_counts),
+                            std::span<const std::size_t>(plan.recv_displs));
+    // After the last exchange: a failure here is this rank's alone.
+    keys.upload(0, keys_in.data(), keys_in.size());
+    if (values) values->upload(0, values_in.data(), values_in.size());
   }
   if (values)
     stable_sort_by_key(keys, *values, comp);
@@ -225,7 +265,7 @@ template <class T, class Comp = cuda::std::less<>>
 void stable_sort(team_vector<T>& v, Comp comp = {}) {
   detail::run_collective(v.team(), team_operation::sort, sizeof(T), [&] { stable_sort(v.local(), comp); });
   if (v.team().size() == 1) return;
-  detail::team_sort_sorted_parts<T, T>(v.team(), v.layout(), v.local(), nullptr, comp);
+  detail::team_sort_sorted_parts<T, T>(v.team(), team_operation::sort, v.layout(), v.local(), nullptr, comp);
 }
 
 /// As stable_sort (the team sort is always stable).
@@ -245,7 +285,8 @@ void stable_sort_by_key(team_vector<K>& keys, team_vector<V>& values, Comp comp 
   detail::run_collective(keys.team(), team_operation::sort_by_key, sizeof(K),
                          [&] { stable_sort_by_key(keys.local(), values.local(), comp); });
   if (keys.team().size() == 1) return;
-  detail::team_sort_sorted_parts<K, V>(keys.team(), keys.layout(), keys.local(), &values.local(), comp);
+  detail::team_sort_sorted_parts<K, V>(keys.team(), team_operation::sort_by_key, keys.layout(), keys.local(),
+                                       &values.local(), comp);
 }
 
 /// As stable_sort_by_key.

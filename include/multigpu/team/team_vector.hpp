@@ -11,6 +11,7 @@
 #include <multigpu/team/team.hpp>
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/error.hpp>
+#include <multigpu/core/observer.hpp>
 
 #include <array>
 #include <bit>
@@ -26,6 +27,58 @@
 namespace multigpu {
 namespace detail {
 
+/// Where a test's fault_injection armed fault_site::team_step, the rank-local step named
+/// `step` throws multigpu::out_of_memory before it runs (core/observer.hpp; nothing outside
+/// the library's own test builds).
+inline void team_fault_point(const char* step) {
+  if (fault_due(fault_site::team_step))
+    throw out_of_memory(-1, 0, 0, concat("multigpu: injected fault in the ", step, " step of a team call"));
+}
+
+/// A rank-local step between two exchanges of a team call: runs `step()` and agrees with
+/// every rank whether each step succeeded (agree, team.hpp: one all_reduce) before the next
+/// exchange, so that a step that fails on one rank ends the call on every rank. Returns what
+/// `step()` returned.
+template <class F>
+auto agreed_step(const team& t, team_operation op, const char* name, F&& step) {
+  using result = std::invoke_result_t<F&>;
+  std::exception_ptr failure;
+  std::optional<std::conditional_t<std::is_void_v<result>, int, result>> value;
+  try {
+    team_fault_point(name);
+    if constexpr (std::is_void_v<result>) {
+      step();
+      value.emplace(0);
+    } else {
+      value.emplace(step());
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree(t, op, name, failure);
+  if constexpr (!std::is_void_v<result>) return std::move(*value);
+}
+
+/// An all_gather of `bytes` from every rank that also agrees on a step that came before it
+/// (`failure`, from the step named `step`): each rank's status word travels in front of its
+/// bytes, so the agreement costs no message of its own. recv holds size() * bytes.
+inline void agreed_all_gather(const team& t, team_operation op, const char* step, const std::exception_ptr& failure,
+                              const void* send, void* recv, std::size_t bytes) {
+  const std::size_t ranks = static_cast<std::size_t>(t.size());
+  const std::size_t stride = sizeof(std::uint64_t) + bytes;
+  std::vector<std::byte> mine(stride), all(stride * ranks);
+  const std::uint64_t status = step_status(t, failure);
+  std::memcpy(mine.data(), &status, sizeof status);
+  if (!failure && bytes > 0) std::memcpy(mine.data() + sizeof status, send, bytes);
+  t.comm().all_gather_bytes(host_memory, mine.data(), all.data(), stride);
+  std::vector<std::uint64_t> statuses(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) std::memcpy(&statuses[r], all.data() + r * stride, sizeof(std::uint64_t));
+  settle_statuses(t, op, step, failure, statuses);
+  auto* out = static_cast<std::byte*>(recv);
+  for (std::size_t r = 0; r < ranks; ++r)
+    if (bytes > 0) std::memcpy(out + r * bytes, all.data() + r * stride + sizeof(std::uint64_t), bytes);
+}
+
 /// Runs a collective team operation's local step, then enters the collective (team::enter)
 /// with whether it succeeded. A rank whose local step threw rethrows it; every other rank
 /// gets comm_error naming that rank, instead of waiting for it forever.
@@ -35,6 +88,7 @@ auto run_collective(const team& t, team_operation op, std::size_t element_size, 
   std::exception_ptr failure;
   if constexpr (std::is_void_v<result>) {
     try {
+      team_fault_point("local");
       local();
     } catch (...) {
       failure = std::current_exception();
@@ -43,6 +97,7 @@ auto run_collective(const team& t, team_operation op, std::size_t element_size, 
   std::optional<std::conditional_t<std::is_void_v<result>, int, result>> value;
   if constexpr (!std::is_void_v<result>) {
     try {
+      team_fault_point("local");
       value.emplace(local());
     } catch (...) {
       failure = std::current_exception();
@@ -85,6 +140,7 @@ std::vector<std::optional<R>> gather_collective(const team& t, team_operation op
   std::exception_ptr failure;
   std::optional<R> mine;
   try {
+    team_fault_point("local");
     mine = local();
   } catch (...) {
     failure = std::current_exception();

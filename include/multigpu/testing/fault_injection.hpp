@@ -1,9 +1,10 @@
 #pragma once
 // Fault injection, an execution observer for tests: makes the n-th pool allocation or the
-// n-th pinned staging acquisition from now on throw multigpu::out_of_memory, or the n-th
+// n-th pinned staging acquisition from now on throw multigpu::out_of_memory, the n-th
 // step run on a slot's worker thread (dispatch_policy::worker_threads) throw
-// multigpu::cuda_error, so that a test can fail a call in its middle and check that it
-// cleans up.
+// multigpu::cuda_error, or the n-th rank-local step of a team call throw
+// multigpu::out_of_memory on this rank, so that a test can fail a call in its middle and
+// check that it cleans up (and, for a team, that every rank ends the call).
 
 #include <multigpu/testing/observer.hpp>
 

@@ -1,0 +1,300 @@
+// A failure on one rank ends a team call on every rank. Fault injection
+// (testing::fault_injection at fault_site::team_step) makes the k-th rank-local step of a team
+// call throw on one rank; for every team algorithm, every step k and every rank, the test
+// checks that:
+// - the failing rank throws its own error (multigpu::out_of_memory, "injected fault");
+// - every other rank throws comm_error naming the failing rank;
+// - the last rank's exception comes within 2 s of the call's start (no rank waits for a
+//   timeout);
+// - the team stays usable: the same call then gives the right result.
+// Built with multigpu_testing (MULTIGPU_TESTING), under mpirun with 1 to 3 ranks.
+
+#include "support.hpp"
+#include "team_support.hpp"
+
+#include <multigpu/team/team_algorithms.hpp>
+#include <multigpu/testing/fault_injection.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mg = multigpu;
+using namespace mg_test;
+
+namespace {
+
+/// A team whose calls give up after 20 s: a hang fails the test instead of ctest's timeout.
+mg::team quick_team() {
+  auto comm = std::make_shared<mg::mpi_communicator>();
+  comm->set_timeout(std::chrono::seconds(20));
+  return mg::team(comm);
+}
+
+/// How one rank's call ended.
+struct outcome {
+  int kind = 0;  // 0: returned, 1: its own injected fault, 2: comm_error, 3: anything else
+  std::string message;
+  double seconds = 0;
+};
+
+outcome attempt(const std::function<void()>& call) {
+  outcome o;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    call();
+  } catch (const mg::comm_error& e) {
+    o.kind = 2;
+    o.message = e.what();
+  } catch (const mg::out_of_memory& e) {
+    o.kind = std::string(e.what()).find("injected fault") != std::string::npos ? 1 : 3;
+    o.message = e.what();
+  } catch (const std::exception& e) {
+    o.kind = 3;
+    o.message = e.what();
+  }
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return o;
+}
+
+/// One team algorithm: `run` makes the call on inputs made beforehand by `prepare`, and
+/// `check` (after a run without faults) compares its result with the host.
+struct team_case {
+  std::string name;
+  std::function<void()> prepare, run, check;
+};
+
+double max_over_ranks(double x) {
+  double m = x;
+  MPI_Allreduce(&x, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return m;
+}
+long long max_over_ranks(long long x) {
+  long long m = x;
+  MPI_Allreduce(&x, &m, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  return m;
+}
+
+/// Every step of every rank, then a clean run.
+void exercise(const team_case& c) {
+  mg::testing::fault_injection faults;
+  const int me = world_rank(), ranks = world_size();
+  // Count the steps: a clean run with the injection off.
+  c.prepare();
+  faults.arm(mg::fault_site::team_step, 0);
+  c.run();
+  const long long steps = max_over_ranks(static_cast<long long>(faults.events(mg::fault_site::team_step)));
+  ASSERT_GT(steps, 0) << c.name << ": no team step seen";
+  double slowest = 0;
+  for (long long k = 1; k <= steps; ++k)
+    for (int failing = 0; failing < ranks; ++failing) {
+      c.prepare();
+      faults.arm(mg::fault_site::team_step, me == failing ? static_cast<std::uint64_t>(k) : 0);
+      const outcome o = attempt(c.run);
+      faults.arm(mg::fault_site::team_step, 0);
+      const std::string where = c.name + ", step " + std::to_string(k) + " of " + std::to_string(steps) +
+                                " failing on rank " + std::to_string(failing) + ": ";
+      // A step past this rank's last (ranks may count one fewer) fails nowhere: all return.
+      const long long fired = max_over_ranks(static_cast<long long>(o.kind));
+      if (fired == 0) continue;
+      if (me == failing)
+        EXPECT_EQ(o.kind, 1) << where << "expected its own injected fault, got: " << o.message;
+      else {
+        EXPECT_EQ(o.kind, 2) << where << "expected comm_error, got: " << o.message;
+        EXPECT_NE(o.message.find("rank " + std::to_string(failing)), std::string::npos)
+            << where << "the message does not name the failing rank: " << o.message;
+      }
+      const double last = max_over_ranks(o.seconds);
+      EXPECT_LT(last, 2.0) << where << "the last rank's exception came after " << last << " s";
+      slowest = std::max(slowest, last);
+    }
+  // The team is still usable: the same call, no fault, right result.
+  c.prepare();
+  c.run();
+  c.check();
+  if (me == 0)
+    std::printf("%-34s %2lld steps x %d ranks: every rank ended every faulty call; slowest %.1f ms\n",
+                c.name.c_str(), steps, ranks, 1e3 * slowest);
+}
+
+struct positive {
+  __host__ __device__ bool operator()(int x) const { return x > 0; }
+};
+struct multiple_of_3 {
+  __host__ __device__ bool operator()(int x) const { return x % 3 == 0; }
+};
+
+int key_of(std::size_t i) { return static_cast<int>((i * 2654435761u) % 1009u) - 500; }
+
+TEST(TeamFaults, EveryAlgorithmEndsOnEveryRank) {
+  mg::team t = quick_team();
+  const int d = test_device();
+  const mg::device_group one({d});
+  const int me = t.rank(), ranks = t.size();
+  const std::size_t local = 1000 + 37 * static_cast<std::size_t>(me);
+  std::optional<mg::team_vector<int>> v, w, map, out;
+  std::optional<mg::team_vector<std::uint64_t>> vals;
+  std::size_t n = 0;
+  auto fill = [&](mg::team_vector<int>& x, auto f) {
+    std::vector<int> h(x.local_size());
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] = f(x.offset() + i);
+    x.local().upload(0, h.data(), h.size());
+  };
+  // The shared inputs: v (keys, uneven), w (the same values in even blocks).
+  auto keys = [&] {
+    v.emplace(t, local, one);
+    fill(*v, key_of);
+    n = v->size();
+  };
+  auto host_keys = [&] {
+    std::vector<int> h(n);
+    for (std::size_t i = 0; i < n; ++i) h[i] = key_of(i);
+    return h;
+  };
+  std::optional<int> sum;
+  std::optional<std::size_t> counted, bound;
+  std::optional<bool> same;
+  std::vector<int> gathered;
+  std::optional<mg::team_vector<int>> result;
+
+  std::vector<team_case> cases;
+  cases.push_back({"reduce", keys, [&] { sum = mg::reduce(*v, 0); },
+                   [&] { auto h = host_keys(); EXPECT_EQ(*sum, std::accumulate(h.begin(), h.end(), 0)); }});
+  cases.push_back({"inclusive_scan", keys, [&] { mg::inclusive_scan(*v, *v); },
+                   [&] {
+                     auto h = host_keys();
+                     std::inclusive_scan(h.begin(), h.end(), h.begin());
+                     EXPECT_EQ(mg::to_vector(*v), h);
+                   }});
+  cases.push_back({"count_if", keys, [&] { counted = mg::count_if(*v, positive{}); },
+                   [&] {
+                     auto h = host_keys();
+                     EXPECT_EQ(*counted, static_cast<std::size_t>(std::count_if(h.begin(), h.end(), [](int x) { return x > 0; })));
+                   }});
+  cases.push_back({"min_element", keys, [&] { sum = mg::min_element(*v)->value; },
+                   [&] { auto h = host_keys(); EXPECT_EQ(*sum, *std::min_element(h.begin(), h.end())); }});
+  cases.push_back({"to_vector", keys, [&] { gathered = mg::to_vector(*v); }, [&] { EXPECT_EQ(gathered, host_keys()); }});
+  cases.push_back({"to_vector at the last rank", keys, [&] { gathered = mg::to_vector(*v, ranks - 1); },
+                   [&] { EXPECT_EQ(gathered, me == ranks - 1 ? host_keys() : std::vector<int>{}); }});
+  for (const mg::exchange_path path : {mg::exchange_path::automatic, mg::exchange_path::host}) {
+    const std::string how = path == mg::exchange_path::host ? " (host path)" : " (device path)";
+    cases.push_back({"redistribute" + how,
+                     [&, path] {
+                       t.set_exchange(path);
+                       keys();
+                       w.emplace(mg::team_vector<int>::block(t, n, one));
+                     },
+                     [&] { mg::redistribute(*v, *w); }, [&] { EXPECT_EQ(mg::to_vector(*w), host_keys()); }});
+    cases.push_back({"sort" + how,
+                     [&, path] {
+                       t.set_exchange(path);
+                       keys();
+                     },
+                     [&] { mg::sort(*v); },
+                     [&] {
+                       auto h = host_keys();
+                       std::stable_sort(h.begin(), h.end());
+                       EXPECT_EQ(mg::to_vector(*v), h);
+                     }});
+    cases.push_back({"sort_by_key" + how,
+                     [&, path] {
+                       t.set_exchange(path);
+                       keys();
+                       vals.emplace(t, local, one);
+                       std::vector<std::uint64_t> h(local);
+                       std::iota(h.begin(), h.end(), std::uint64_t{vals->offset()});
+                       vals->local().upload(0, h.data(), h.size());
+                     },
+                     [&] { mg::sort_by_key(*v, *vals); },
+                     [&] {
+                       auto h = host_keys();
+                       std::vector<std::uint64_t> order(n);
+                       std::iota(order.begin(), order.end(), std::uint64_t{0});
+                       std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return h[a] < h[b]; });
+                       EXPECT_EQ(mg::to_vector(*vals), order);
+                     }});
+  }
+  t.set_exchange(mg::exchange_path::automatic);
+  cases.push_back({"equal across layouts",
+                   [&] {
+                     keys();
+                     w.emplace(mg::team_vector<int>::block(t, n, one));
+                     fill(*w, key_of);
+                   },
+                   [&] { same = mg::equal(*v, *w); }, [&] { EXPECT_TRUE(*same); }});
+  cases.push_back({"lower_bound",
+                   [&] {
+                     v.emplace(t, local, one);
+                     mg::iota(*v, 0);
+                     n = v->size();
+                   },
+                   [&] { bound = mg::lower_bound(*v, 1500); },
+                   [&] { EXPECT_EQ(*bound, std::min<std::size_t>(n, 1500)); }});
+  cases.push_back({"gather",
+                   [&] {
+                     keys();
+                     map.emplace(t, local, one);
+                     fill(*map, [&](std::size_t i) { return static_cast<int>((i * 7919) % n); });
+                     out.emplace(t, local, one);
+                   },
+                   [&] { mg::gather(*map, *v, *out); },
+                   [&] {
+                     auto h = host_keys();
+                     std::vector<int> expected(n);
+                     for (std::size_t i = 0; i < n; ++i) expected[i] = h[(i * 7919) % n];
+                     EXPECT_EQ(mg::to_vector(*out), expected);
+                   }});
+  cases.push_back({"scatter",
+                   [&] {
+                     keys();
+                     map.emplace(t, local, one);
+                     fill(*map, [&](std::size_t i) { return static_cast<int>(n - 1 - i); });  // a permutation
+                     out.emplace(mg::team_vector<int>::block(t, n, one));
+                   },
+                   [&] { mg::scatter(*v, *map, *out); },
+                   [&] {
+                     auto h = host_keys();
+                     std::reverse(h.begin(), h.end());
+                     EXPECT_EQ(mg::to_vector(*out), h);
+                   }});
+  cases.push_back({"copy_if then rebalance", keys,
+                   [&] {
+                     auto kept = mg::copy_if(*v, multiple_of_3{});
+                     result.emplace(mg::rebalance(kept));
+                   },
+                   [&] {
+                     auto h = host_keys();
+                     std::vector<int> expected;
+                     std::copy_if(h.begin(), h.end(), std::back_inserter(expected), [](int x) { return x % 3 == 0; });
+                     EXPECT_EQ(mg::to_vector(*result), expected);
+                   }});
+  cases.push_back({"exchange_halos",
+                   [&] {
+                     v.emplace(t, local, one, mg::halo{2, true});
+                     fill(*v, key_of);
+                   },
+                   [&] { mg::exchange_halos(*v); },
+                   [&] {
+                     // The left halo of this rank's segment holds the two elements before it.
+                     const std::size_t total = v->size();
+                     int left[2];
+                     const mg::segment_view<int> s = v->local().segment(0);
+                     MULTIGPU_CUDA_TRY(cudaMemcpy(left, s.data() - 2, sizeof left, cudaMemcpyDeviceToHost));
+                     EXPECT_EQ(left[0], key_of((v->offset() + total - 2) % total));
+                     EXPECT_EQ(left[1], key_of((v->offset() + total - 1) % total));
+                   }});
+  for (const team_case& c : cases) {
+    SCOPED_TRACE(c.name);
+    exercise(c);
+  }
+}
+
+}  // namespace
