@@ -76,14 +76,16 @@ if(NOT DEFINED PROGRAMS AND DEFINED PACKAGE_ARCHITECTURES)
   endif()
   message(STATUS "a consumer asking for sm_75 is refused at configure time")
 endif()
+set(core_consumer OFF)
 if(NOT DEFINED PROGRAMS)
   set(PROGRAMS consumer_cuda consumer_host)
+  set(core_consumer ON)
 endif()
 foreach(runtime Shared Static)
   set(build "${WORK_DIR}/build-${runtime}")
   step(${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${build}" -G "${GENERATOR}"
        "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}"
-       "-DCMAKE_CUDA_RUNTIME_LIBRARY=${runtime}")
+       "-DCMAKE_CUDA_RUNTIME_LIBRARY=${runtime}" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)
   step(${CMAKE_COMMAND} --build "${build}")
   foreach(program ${PROGRAMS})
     # The shared runtime shows as a NEEDED libcudart.so; the static one is linked in.
@@ -105,3 +107,46 @@ foreach(runtime Shared Static)
   endforeach()
 endforeach()
 message(STATUS "consumer project built and ran against the installed package with both runtimes")
+
+# A host-only lambda handed to transform or reduce (consumer/mistake_*.cu, never built by
+# `all`): the build fails, its first error names the user's file, the lambda's line and
+# __device__, and the whole build output stays under 8 KB. nvcc gives that note only when no
+# header on the way to the check is a system header, and imported targets give their headers
+# as system headers: the package gives CUDA sources include/multigpu-cuda with -I.
+if(core_consumer)
+  set(build "${WORK_DIR}/build-Static")
+  file(READ "${build}/compile_commands.json" commands)
+  string(REGEX MATCH "[^\n]*consumer_host\\.cpp[^\n]*" host_command "${commands}")
+  string(REGEX MATCH "[^\n]*consumer\\.cu[^\n]*" cuda_command "${commands}")
+  string(FIND "${host_command}" "-isystem ${prefix}/include " host_system)
+  string(FIND "${host_command}" "-I${prefix}/include" host_normal)
+  string(FIND "${cuda_command}" "-I${prefix}/include/multigpu-cuda " cuda_normal)
+  if(host_system EQUAL -1 OR NOT host_normal EQUAL -1)
+    message(FATAL_ERROR "host sources must see the installed headers as system headers only:\n${host_command}")
+  elseif(cuda_normal EQUAL -1)
+    message(FATAL_ERROR "CUDA sources must see include/multigpu-cuda with -I:\n${cuda_command}")
+  endif()
+  foreach(mistake mistake_transform mistake_reduce)
+    file(READ "${CONSUMER_SOURCE_DIR}/${mistake}.cu" source)
+    string(FIND "${source}" "// the mistake" at)
+    string(SUBSTRING "${source}" 0 ${at} before)
+    string(REGEX MATCHALL "\n" newlines "${before}")
+    list(LENGTH newlines line)
+    math(EXPR line "${line} + 1")
+    execute_process(COMMAND ${CMAKE_COMMAND} --build "${build}" --target ${mistake}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+    string(LENGTH "${out}" size)
+    # The first error: from the first line with "error:" to the blank line after it.
+    string(REGEX MATCH "[^\n]*error:[^\n]*\n([^\n]+\n)*" first_error "${out}")
+    if(rc EQUAL 0)
+      message(FATAL_ERROR "${mistake}.cu (a host-only lambda) compiled against the installed package")
+    elseif(NOT first_error MATCHES "${mistake}\\.cu[:(]${line}[^0-9]|line ${line} of [^\n]*${mistake}\\.cu"
+           OR NOT first_error MATCHES "__device__")
+      message(FATAL_ERROR "the first error for ${mistake}.cu does not name line ${line} of it and __device__:\n"
+                          "${first_error}\n(the whole output: ${size} bytes)")
+    elseif(size GREATER_EQUAL 8192)
+      message(FATAL_ERROR "${mistake}.cu gives ${size} bytes of output, 8 KB or more:\n${out}")
+    endif()
+    message(STATUS "${mistake}.cu: the first error names line ${line} and __device__; ${size} bytes in all")
+  endforeach()
+endif()
