@@ -1,13 +1,15 @@
 // reduce_by_key against a sequential host reference: runs of several lengths (ones, threes,
 // one run over everything, runs of a third of the vector that cross slots, a run that covers
 // whole middle segments), integer and floating-point sums, a non-commutative operator
-// (function composition, in order), outputs on another group and at an offset, subranges,
-// and bad input (nothing written).
+// (function composition, in order), outputs on another group and at an offset, subranges and
+// views, and bad input (nothing written), the value-count rule of both whole-vector forms
+// included.
 #include <multigpu/multigpu.hpp>
 #include <multigpu/algorithm/reduce_by_key.hpp>
 
 #include "by_key_support.hpp"
 
+#include <ranges>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -148,6 +150,85 @@ TEST(ReduceByKey, SubrangeInPlace) {
   }
 }
 
+// The keys as a view in place of [keys_first, keys_last): a subrange that starts and ends
+// mid-run and mid-segment, and std::views::take, into outputs on another group.
+TEST(ReduceByKey, KeysAsAView) {
+  const mg::device_group other({0, 0});
+  for (const auto& s : exchange_shapes())
+    for (std::size_t n : {std::size_t{9}, std::size_t{1009}, std::size_t{100003}}) {
+      SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
+      const std::vector<int> keys = run_keys(n, 4);
+      const std::vector<affine> values = values_at<affine>(n);
+      const mg::distributed_vector<int> k(keys.begin(), keys.end(), s.group);
+      const mg::distributed_vector<affine> v(values.begin(), values.end(), s.group);
+      const std::size_t a = 2, b = n - 3;
+      const auto want = reference(std::vector<int>(keys.begin() + a, keys.begin() + b),
+                                  std::vector<affine>(values.begin() + a, values.begin() + b), compose{});
+      mg::distributed_vector<int> keys_out(n, -1, other);
+      mg::distributed_vector<affine> values_out(n, other);
+      auto [keys_end, values_end] =
+          mg::reduce_by_key(std::ranges::subrange(k.begin() + a, k.begin() + b), v.begin() + a, keys_out.begin(),
+                            values_out.begin(), cuda::std::equal_to<>{}, compose{});
+      ASSERT_EQ(keys_end - keys_out.begin(), static_cast<std::ptrdiff_t>(want.first.size()));
+      ASSERT_EQ(values_end - values_out.begin(), static_cast<std::ptrdiff_t>(want.first.size()));
+      auto got_keys = mg::to_vector(keys_out);
+      auto got_values = mg::to_vector(values_out);
+      got_keys.resize(want.first.size());
+      got_values.resize(want.second.size());
+      EXPECT_EQ(got_keys, want.first);
+      EXPECT_EQ(got_values, want.second);
+
+      const auto prefix = reference(std::vector<int>(keys.begin(), keys.begin() + b),
+                                    std::vector<affine>(values.begin(), values.begin() + b), compose{});
+      auto ends = mg::reduce_by_key(std::views::take(k, static_cast<std::ptrdiff_t>(b)), v.begin(), keys_out.begin(),
+                                    values_out.begin(), cuda::std::equal_to<>{}, compose{});
+      ASSERT_EQ(ends.first - keys_out.begin(), static_cast<std::ptrdiff_t>(prefix.first.size()));
+      got_keys = mg::to_vector(keys_out);
+      got_values = mg::to_vector(values_out);
+      got_keys.resize(prefix.first.size());
+      got_values.resize(prefix.second.size());
+      EXPECT_EQ(got_keys, prefix.first);
+      EXPECT_EQ(got_values, prefix.second);
+    }
+}
+
+// Both whole-vector forms take one value per key: more values are refused as fewer are,
+// naming both counts, with nothing written. The iterator form reads as many values as there
+// are keys from values_first, so a longer vector of values is fine there.
+TEST(ReduceByKeyErrors, BothWholeVectorFormsTakeOneValuePerKey) {
+  const mg::device_group g({0, 0, 0});
+  const std::vector<int> keys = run_keys(100, 3);  // 34 runs
+  const std::vector<long long> values = values_at<long long>(101);
+  mg::distributed_vector<int> k(keys.begin(), keys.end(), g);
+  mg::distributed_vector<long long> more(values.begin(), values.end(), g), fewer(values.begin(), values.end() - 2, g);
+  mg::distributed_vector<int> keys_out(100, -1, g);
+  mg::distributed_vector<long long> values_out(100, -1, g);
+  auto refused = [&](const char* name, auto call, const char* counts) {
+    SCOPED_TRACE(name);
+    try {
+      call();
+      ADD_FAILURE() << "no exception";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(counts), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(mg::to_vector(keys_out), std::vector<int>(100, -1)) << "nothing written";
+    EXPECT_EQ(mg::to_vector(values_out), std::vector<long long>(100, -1)) << "nothing written";
+  };
+  refused("into outputs, more values", [&] { (void)mg::reduce_by_key(k, more, keys_out, values_out); },
+          "100 keys but 101 values");
+  refused("into outputs, fewer values", [&] { (void)mg::reduce_by_key(k, fewer, keys_out, values_out); },
+          "100 keys but 99 values");
+  refused("layout kept, more values", [&] { (void)mg::reduce_by_key(k, more); }, "100 keys but 101 values");
+  refused("layout kept, fewer values", [&] { (void)mg::reduce_by_key(k, fewer); }, "100 keys but 99 values");
+
+  const auto want = reference(keys, std::vector<long long>(values.begin(), values.end() - 1), cuda::std::plus<>{});
+  auto ends = mg::reduce_by_key(k.cbegin(), k.cend(), more.cbegin(), keys_out.begin(), values_out.begin());
+  ASSERT_EQ(ends.first - keys_out.begin(), static_cast<std::ptrdiff_t>(want.first.size()));
+  auto got = mg::to_vector(values_out);
+  got.resize(want.second.size());
+  EXPECT_EQ(got, want.second) << "the iterator form reads the first 100 of 101 values";
+}
+
 TEST(ReduceByKeyErrors, TooFewValuesOrTooLittleRoomWriteNothing) {
   const mg::device_group g({0, 0});
   mg::distributed_vector<int> keys(100, g);
@@ -167,4 +248,28 @@ TEST(ReduceByKeyErrors, TooFewValuesOrTooLittleRoomWriteNothing) {
   EXPECT_EQ(mg::to_vector(small_keys), std::vector<int>(10, -1));
   EXPECT_EQ(mg::to_vector(values_out), std::vector<float>(100, -1.0f));
   EXPECT_EQ(mg::to_vector(keys_out), std::vector<int>(100, -1));
+}
+
+TEST(ReduceByKeyErrors, AViewOfKeysChecksAsTheIteratorsDo) {
+  const mg::device_group g({0, 0});
+  mg::distributed_vector<int> keys(100, g);
+  mg::iota(keys, 0);  // 100 runs
+  mg::distributed_vector<float> values(100, 1.0f, g);
+  mg::distributed_vector<int> keys_out(100, -1, g), small_keys(10, -1, g);
+  mg::distributed_vector<float> values_out(100, -1.0f, g);
+  const auto last_60 = std::ranges::subrange(keys.begin() + 40, keys.end());
+  // Values from index 50: room for 50 of the 60.
+  EXPECT_THROW(mg::reduce_by_key(last_60, values.begin() + 50, keys_out.begin(), values_out.begin()),
+               std::invalid_argument);
+  try {
+    mg::reduce_by_key(last_60, values.begin(), small_keys.begin(), values_out.begin());
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("60 keys form 60 runs, but the key output has room for 10"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(mg::to_vector(small_keys), std::vector<int>(10, -1));
+  EXPECT_EQ(mg::to_vector(keys_out), std::vector<int>(100, -1));
+  EXPECT_EQ(mg::to_vector(values_out), std::vector<float>(100, -1.0f));
 }

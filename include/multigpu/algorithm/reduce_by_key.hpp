@@ -1,13 +1,20 @@
 #pragma once
-// reduce_by_key: for every run of consecutive equal keys, the key and the reduction of its
+// reduce_by_key: for every run of consecutive equal keys, a key and the reduction of its
 // values, as thrust::reduce_by_key.
+//
+// Runs are found by comparing neighbours, eq(key[i - 1], key[i]), as CUB and Thrust do (it
+// matters for a predicate that is not an equivalence, such as |a - b| <= 1), and the key
+// written for a run is its last key: the one cub::DeviceReduce::ReduceByKey writes (whose
+// documentation said the first; NVIDIA/cccl#1282). The number of slots never changes a result.
 //
 // One CUB reduce-by-key per segment (each slot reduces its own runs on its own device, into a
 // temporary laid out as the input), one count per piece read back, then the runs that cross
-// a segment boundary are joined on the host: the first run of a piece continues the last run
-// before it when their keys are equal, so its aggregate is folded into that run's (in order:
-// the operator needs associativity, not commutativity) and its key dropped. The joined runs
-// are then written densely into the outputs. The call waits for the devices.
+// a segment boundary are joined on the host: a piece's first run continues the run before it
+// when the last key before the piece and the piece's first key are equal by eq, exactly the
+// comparison CUB makes within a slot. The joined run's aggregate folds in order (the operator
+// needs associativity, not commutativity) and stays where the run starts; its key is the one
+// CUB wrote for the run's last part. The runs are then written densely into the outputs. The
+// call waits for the devices, the copies into the outputs included.
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/detail/local/cub_call.hpp>
@@ -22,6 +29,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ranges>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -53,23 +61,24 @@ std::vector<std::size_t> reduce_pieces_by_key(const range_ref<K>& range, const a
   });
 }
 
-/// The runs of every piece, each slot's in a vector laid out as the range, and for each piece
-/// whether its first run continues the run before the piece (then that run's aggregate, in the
-/// slot before, already holds it: the piece's first run is to be dropped).
+/// The runs of every piece, each slot's in a vector laid out as the range (what CUB wrote), and
+/// for each piece whether its first run continues the run before the piece (the last key
+/// before the piece and the piece's first key are equal by eq). A joined run's aggregate, folded,
+/// is in the run before the boundary; its key is the one of the piece's first run.
 template <class K, class V>
 struct joined_runs {
   distributed_vector<K> keys;
   distributed_vector<V> aggregates;
-  std::vector<std::size_t> runs;  // per piece
-  std::vector<std::size_t> drop;  // per piece: 1 when its first run joins the one before
-  std::size_t total = 0;          // runs after joining
+  std::vector<std::size_t> runs;   // per piece
+  std::vector<std::size_t> joins;  // per piece: 1 when its first run continues the run before it
+  std::size_t total = 0;           // runs after joining
 };
 
 /// Reduces each piece into temporaries laid out as the range, then joins the runs across
-/// piece boundaries on the host: the open run is the last run seen; a piece whose first key
-/// equals the open run's key folds its first aggregate into it, in order (op needs
-/// associativity, not commutativity). Reads the keys and aggregates at the piece edges with one
-/// wait each; writes the folded aggregates back without waiting.
+/// piece boundaries on the host. The keys on both sides of every boundary are read with one
+/// wait; where some join, the aggregates on both sides of those boundaries with one more. A
+/// run that continues over several pieces folds their aggregates in order into the aggregate
+/// where it starts (op needs associativity, not commutativity), written back without waiting.
 template <class K, class V, class Eq, class Op>
 joined_runs<K, V> reduce_and_join(const range_ref<K>& range, const aligned_input<V>& values, Eq eq, Op op) {
   joined_runs<K, V> r{distributed_vector<K>(range.group(), layout_like(range)),
@@ -86,81 +95,95 @@ joined_runs<K, V> reduce_and_join(const range_ref<K>& range, const aligned_input
   keep_segment_prefixes(r.keys, per_slot);
   keep_segment_prefixes(r.aggregates, per_slot);
   const std::size_t k = r.runs.size();
-  r.drop.assign(k, 0);
-  std::vector<std::size_t> at(k);
-  for (std::size_t i = 0, next = 0; i < k; ++i) {
+  std::vector<std::size_t> at(k), sides;  // sides: the input keys on both sides of each boundary
+  for (std::size_t i = 0, next = 0, start = 0; i < k; ++i) {
     at[i] = next;
     next += r.runs[i];
-  }
-  // What the join needs, read with one wait per vector: each piece's first run after the
-  // first piece, and its last run before the last piece (a piece has at least one run).
-  std::vector<std::size_t> wanted;
-  std::vector<std::size_t> first_of(k), last_of(k);
-  for (std::size_t i = 0; i < k; ++i) {
     if (i > 0) {
-      first_of[i] = wanted.size();
-      wanted.push_back(at[i]);
+      sides.push_back(start - 1);
+      sides.push_back(start);
     }
-    if (i + 1 < k) {
-      last_of[i] = wanted.size();
-      wanted.push_back(at[i] + r.runs[i] - 1);
-    }
+    start += range.pieces[i].count;
+    r.total = next;
   }
-  const std::vector<K> edge_keys = read_elements(r.keys, std::span<const std::size_t>(wanted));
-  const std::vector<V> edge_values = read_elements(r.aggregates, std::span<const std::size_t>(wanted));
-  std::optional<K> open_key;
-  std::optional<V> open_value;
+  const std::vector<K> side_keys = range.read(std::span<const std::size_t>(sides));
+  // The aggregates a join folds: the last run before the boundary and the first after it.
+  r.joins.assign(k, 0);
+  std::vector<std::size_t> wanted, first_of(k), last_of(k);
+  for (std::size_t i = 1; i < k; ++i) {
+    if (!static_cast<bool>(eq(side_keys[2 * (i - 1)], side_keys[2 * (i - 1) + 1]))) continue;
+    r.joins[i] = 1;
+    --r.total;
+    last_of[i - 1] = wanted.size();
+    wanted.push_back(at[i] - 1);
+    first_of[i] = wanted.size();
+    wanted.push_back(at[i]);
+  }
+  if (wanted.empty()) return r;  // no run crosses a boundary
+  const std::vector<V> edge = read_elements(r.aggregates, std::span<const std::size_t>(wanted));
+  std::optional<V> open;  // the aggregate of the run that continues over the next boundary
   std::size_t open_at = 0;
-  bool changed = false;
   std::vector<std::size_t> folded_at;  // aggregates that took in runs after them, written at once
   std::vector<V> folded;
-  auto flush = [&] {
-    if (changed) {
-      folded_at.push_back(open_at);
-      folded.push_back(*open_value);
-    }
-    changed = false;
-  };
   for (std::size_t i = 0; i < k; ++i) {
-    if (open_key && static_cast<bool>(eq(*open_key, edge_keys[first_of[i]]))) {
-      r.drop[i] = 1;
-      open_value = static_cast<V>(op(*open_value, edge_values[first_of[i]]));
-      changed = true;
-      if (r.runs[i] == 1) continue;  // the whole piece is one run, still open
+    const bool joins_next = i + 1 < k && r.joins[i + 1] != 0;
+    if (r.joins[i] != 0) {
+      open = static_cast<V>(op(*open, edge[first_of[i]]));
+      if (r.runs[i] == 1 && joins_next) continue;  // the whole piece is inside the run, still open
+      folded_at.push_back(open_at);
+      folded.push_back(*open);
     }
-    flush();
-    if (i + 1 == k) break;  // no piece after it to continue its last run
-    open_at = at[i] + r.runs[i] - 1;
-    open_key = edge_keys[last_of[i]];
-    open_value = edge_values[last_of[i]];
+    if (joins_next) {
+      open_at = at[i + 1] - 1;
+      open = edge[last_of[i]];
+    }
   }
-  flush();
   write_elements(r.aggregates, std::span<const std::size_t>(folded_at), std::span<const V>(folded));
-  for (std::size_t i = 0; i < k; ++i) r.total += r.runs[i] - r.drop[i];
   return r;
 }
 
-/// Copies the joined runs, in order and without each piece's dropped first run, to `keys` from
-/// keys_at and to `values` from values_at. Runs that lie side by side go in one copy per
-/// output (a dropped run splits them), so that without runs crossing slots it is one copy each.
+/// Copies the runs of `from` except those at `skipped` (ascending global indices) densely to
+/// `to` from `to_at`: one copy per stretch between skipped runs.
+template <class T>
+void copy_runs_skipping(const distributed_vector<T>& from, std::span<const std::size_t> skipped,
+                        distributed_vector<T>& to, std::size_t to_at) {
+  std::size_t next = 0, written = 0;
+  auto copy_until = [&](std::size_t end) {
+    if (end <= next) return;
+    to.copy_range_from(from, next, end - next, to_at + written);
+    written += end - next;
+  };
+  for (std::size_t s : skipped) {
+    copy_until(s);
+    next = s + 1;
+  }
+  copy_until(from.size());
+}
+
+/// Copies the joined runs, in order, to `keys` from keys_at and to `values` from values_at.
+/// At a boundary that a run crosses, the keys skip the run before it (the joined run's key is
+/// the one CUB wrote for its last part, as within a slot) and the aggregates the run after it
+/// (the folded aggregate is where the run starts). Without runs crossing slots it is one copy
+/// per output.
 template <class K, class V>
 void copy_joined_runs(const joined_runs<K, V>& r, distributed_vector<K>& keys, std::size_t keys_at,
                       distributed_vector<V>& values, std::size_t values_at) {
-  std::size_t from = 0, length = 0, written = 0, at = 0;
-  auto flush = [&] {
-    if (length == 0) return;
-    keys.copy_range_from(r.keys, from, length, keys_at + written);
-    values.copy_range_from(r.aggregates, from, length, values_at + written);
-    written += length;
-    length = 0;
-  };
-  for (std::size_t i = 0; i < r.runs.size(); ++i) {
-    if (r.drop[i] != 0) flush();
-    if (length == 0) from = at + r.drop[i];
-    length += r.runs[i] - r.drop[i];
-    at += r.runs[i];
+  std::vector<std::size_t> skipped_keys, skipped_aggregates;
+  for (std::size_t i = 0, at = 0; i < r.runs.size(); at += r.runs[i], ++i) {
+    if (r.joins[i] == 0) continue;  // never the first piece: at > 0
+    skipped_keys.push_back(at - 1);
+    skipped_aggregates.push_back(at);
   }
-  flush();
+  copy_runs_skipping(r.keys, std::span<const std::size_t>(skipped_keys), keys, keys_at);
+  copy_runs_skipping(r.aggregates, std::span<const std::size_t>(skipped_aggregates), values, values_at);
+}
+
+/// The whole-vector forms' rule: one value per key, std::invalid_argument naming both counts
+/// otherwise (before anything is written).
+inline void expect_a_value_per_key(std::size_t keys, std::size_t values) {
+  MULTIGPU_EXPECTS(keys == values, concat("reduce_by_key: ", keys, " keys but ", values,
+                                          " values: the whole-vector forms take one value per key (pass "
+                                          "iterators or views for part of a vector); nothing was written"));
 }
 
 /// Throws std::invalid_argument unless `out` has room for `runs` elements.
@@ -174,13 +197,14 @@ void expect_room_for_runs(segmented_iterator<T, false> out, std::size_t count, s
 
 }  // namespace detail
 
-/// For every run of consecutive equal keys (by eq) in [keys_first, keys_last), writes the key
-/// to keys_out and the reduction (by op, in order) of the run's values, which start at
-/// values_first, to values_out; returns both outputs' new ends, as thrust::reduce_by_key. The
-/// values need as many elements as the keys, and each output room for the runs
-/// (std::invalid_argument otherwise, with nothing written). The outputs may be any vectors on
-/// any groups. op runs on the device and, for runs that cross segments, on the host: it must be
-/// __host__ __device__ and associative; eq likewise. Waits for the devices.
+/// For every run of consecutive equal keys in [keys_first, keys_last) (neighbours compared by
+/// eq), writes the run's last key to keys_out and the reduction (by op, in order) of the run's
+/// values, which start at values_first, to values_out; returns both outputs' new ends, as
+/// thrust::reduce_by_key. values_first needs as many values from it as there are keys, and each
+/// output room for the runs (std::invalid_argument otherwise, with nothing written). The
+/// outputs may be any vectors on any groups. op runs on the device and, for runs that cross
+/// segments, on the host: it must be __host__ __device__ and associative; eq likewise. Waits for
+/// the devices, the copies into the outputs included.
 template <segmented_iterator_type KI, segmented_iterator_type VI, class K, class V,
           class Eq = cuda::std::equal_to<>, class Op = cuda::std::plus<>>
 std::pair<segmented_iterator<K, false>, segmented_iterator<V, false>>
@@ -200,8 +224,9 @@ reduce_by_key(KI keys_first, KI keys_last, VI values_first, segmented_iterator<K
   detail::range_ref<K> range(*kv, begin, count);
   const detail::aligned_input<V> aligned(range, values, values_first.index());
 
-  // One piece with room in both outputs on its slot: straight into them, as one CUB call.
-  // (Not when an output is also the other input, or both outputs are one vector.)
+  // One piece with room in both outputs on its slot: straight into them, as one CUB call
+  // (whose count read waits for it). Not when an output is also the other input, or both
+  // outputs are one vector.
   const bool apart = !detail::same_vector(*kv, *values_out.container()) &&
                      !detail::same_vector(values, *keys_out.container()) &&
                      !detail::same_vector(values, *values_out.container()) &&
@@ -224,22 +249,37 @@ reduce_by_key(KI keys_first, KI keys_last, VI values_first, segmented_iterator<K
   detail::expect_room_for_runs(keys_out, count, r.total, "the key output");
   detail::expect_room_for_runs(values_out, count, r.total, "the value output");
   detail::copy_joined_runs(r, *keys_out.container(), keys_out.index(), *values_out.container(), values_out.index());
+  detail::wait_for_groups({&keys_out.container()->group(), &values_out.container()->group()});
   return {keys_out + static_cast<std::ptrdiff_t>(r.total), values_out + static_cast<std::ptrdiff_t>(r.total)};
 }
 
-/// The same over whole vectors; returns both outputs' new ends.
+/// The same over whole vectors, which take one value per key (std::invalid_argument naming
+/// both counts otherwise, nothing written); returns both outputs' new ends.
 template <class K, class V, class Eq = cuda::std::equal_to<>, class Op = cuda::std::plus<>>
 std::pair<segmented_iterator<K, false>, segmented_iterator<V, false>>
 reduce_by_key(const distributed_vector<K>& keys, const distributed_vector<V>& values, distributed_vector<K>& keys_out,
               distributed_vector<V>& values_out, Eq eq = {}, Op op = {}) {
+  detail::expect_a_value_per_key(keys.size(), values.size());
   return multigpu::reduce_by_key(keys.begin(), keys.end(), values.begin(), keys_out.begin(), values_out.begin(), eq,
                                  op);
 }
 
+/// The same with the keys as a view of part of a vector (std::ranges::subrange,
+/// std::views::take, ...) in place of [keys_first, keys_last).
+template <segmented_range R, segmented_iterator_type VI, class K, class V, class Eq = cuda::std::equal_to<>,
+          class Op = cuda::std::plus<>>
+std::pair<segmented_iterator<K, false>, segmented_iterator<V, false>>
+reduce_by_key(R&& keys, VI values_first, segmented_iterator<K, false> keys_out, segmented_iterator<V, false> values_out,
+              Eq eq = {}, Op op = {}) {
+  return multigpu::reduce_by_key(std::ranges::begin(keys), std::ranges::end(keys), values_first, keys_out, values_out,
+                                 eq, op);
+}
+
 /// The layout-keeping form: the runs of each slot stay on that slot, in order, as copy_if's
-/// layout-keeping form; a run that crosses slots stays on the slot where it starts. Returns
-/// the keys and the aggregates, both laid out as distribution::from_sizes(runs per slot).
-/// Waits for the devices.
+/// layout-keeping form; a run that crosses slots stays on the slot where it starts (with its
+/// last key, as everywhere). Returns the keys and the aggregates, both laid out as
+/// distribution::from_sizes(runs per slot). The vectors take one value per key
+/// (std::invalid_argument naming both counts otherwise). Waits for the devices.
 template <class K, class V, class Eq = cuda::std::equal_to<>, class Op = cuda::std::plus<>>
 std::pair<distributed_vector<K>, distributed_vector<V>> reduce_by_key(const distributed_vector<K>& keys,
                                                                       const distributed_vector<V>& values, Eq eq = {},
@@ -247,26 +287,20 @@ std::pair<distributed_vector<K>, distributed_vector<V>> reduce_by_key(const dist
   detail::check_host_device_operator<Eq>();
   detail::check_host_device_operator<Op>();
   const nvtx_range mark("reduce_by_key", static_cast<std::uint64_t>(keys.size()));
-  MULTIGPU_EXPECTS(values.size() >= keys.size(),
-                   detail::concat("reduce_by_key: ", keys.size(), " keys but ", values.size(),
-                                  " values: every key needs its value"));
+  detail::expect_a_value_per_key(keys.size(), values.size());
   if (keys.empty()) return {distributed_vector<K>(0, keys.group()), distributed_vector<V>(0, keys.group())};
   detail::range_ref<K> range(keys, 0, keys.size());
   const detail::aligned_input<V> aligned(range, values, 0);
   detail::joined_runs<K, V> r = detail::reduce_and_join(range, aligned, eq, op);
-  const std::size_t slots = keys.group().size();
-  std::vector<std::size_t> sizes(slots, 0);
-  bool dropped = false;
-  for (std::size_t i = 0; i < r.runs.size(); ++i) {
-    sizes[range.pieces[i].slot] = r.runs[i] - r.drop[i];
-    dropped = dropped || r.drop[i] != 0;
-  }
-  if (!dropped)  // every slot's runs already fill its segment: no copy
+  if (r.total == r.keys.size())  // no run crosses a slot: every slot's runs already fill its segment
     return {std::move(r.keys), std::move(r.aggregates)};
+  std::vector<std::size_t> sizes(keys.group().size(), 0);
+  for (std::size_t i = 0; i < r.runs.size(); ++i) sizes[range.pieces[i].slot] = r.runs[i] - r.joins[i];
   std::pair<distributed_vector<K>, distributed_vector<V>> out{
       distributed_vector<K>(keys.group(), distribution::from_sizes(sizes)),
       distributed_vector<V>(keys.group(), distribution::from_sizes(sizes))};
-  detail::copy_joined_runs(r, out.first, 0, out.second, 0);  // slot by slot, each on its device
+  detail::copy_joined_runs(r, out.first, 0, out.second, 0);
+  detail::wait_for_groups({&keys.group()});
   return out;
 }
 

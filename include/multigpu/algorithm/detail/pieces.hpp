@@ -13,6 +13,7 @@
 #include <multigpu/runtime/detail/scratch.hpp>
 
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -250,6 +251,22 @@ std::vector<std::size_t> counted_pieces(const range_ref<T>& range, Step&& step) 
   }
   found.order_before_host();
   return std::vector<std::size_t>(counts, counts + k);
+}
+
+/// The end of a call that blocks and whose last step copies into other vectors: waits for
+/// every slot's stream of each of `groups` (each group once; null entries skipped). A copy
+/// between vectors is ordered before later work on its destination's streams, so waiting for
+/// the outputs' groups waits for the copies (docs/api.md#blocking-at-a-glance).
+inline void wait_for_groups(std::initializer_list<const device_group*> groups) {
+  std::vector<const device_group*> waited;
+  for (const device_group* g : groups) {
+    if (g == nullptr) continue;
+    bool seen = false;
+    for (const device_group* w : waited) seen = seen || *w == *g;
+    if (seen) continue;
+    g->synchronize();
+    waited.push_back(g);
+  }
 }
 
 /// Throws std::invalid_argument naming both lengths unless they are equal.
