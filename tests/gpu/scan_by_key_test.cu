@@ -1,11 +1,12 @@
 // inclusive_scan_by_key against a sequential host reference: runs of several lengths (ones,
 // threes, a third of the vector, which crosses slots, one run over everything), integer and
 // floating-point sums, a non-commutative operator (function composition, in order), outputs
-// on another group, in place, subranges, and bad input (nothing written).
+// on another group, in place, subranges and views, and bad input (nothing written).
 #include <multigpu/multigpu.hpp>
 
 #include "by_key_support.hpp"
 
+#include <ranges>
 #include <stdexcept>
 #include <vector>
 
@@ -90,6 +91,37 @@ TEST(InclusiveScanByKey, Subrange) {
   }
 }
 
+// The keys as a view in place of [keys_first, keys_last): a subrange that starts mid-run, and
+// std::views::take, into a vector on another group.
+TEST(InclusiveScanByKey, KeysAsAView) {
+  const mg::device_group other({0, 0});
+  for (const auto& s : exchange_shapes())
+    for (std::size_t n : {std::size_t{9}, std::size_t{1009}, std::size_t{100003}}) {
+      SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
+      const std::vector<int> keys = run_keys(n, 5);
+      const std::vector<affine> values = values_at<affine>(n);
+      const mg::distributed_vector<int> k(keys.begin(), keys.end(), s.group);
+      const mg::distributed_vector<affine> v(values.begin(), values.end(), s.group);
+      const std::size_t a = 3, b = n - 2;
+      mg::distributed_vector<affine> out(n, other);
+      auto end = mg::inclusive_scan_by_key(std::ranges::subrange(k.begin() + a, k.begin() + b), v.begin() + a,
+                                           out.begin(), cuda::std::equal_to<>{}, compose{});
+      EXPECT_EQ(end - out.begin(), static_cast<std::ptrdiff_t>(b - a));
+      std::vector<affine> want = reference(std::vector<int>(keys.begin() + a, keys.begin() + b),
+                                           std::vector<affine>(values.begin() + a, values.begin() + b), compose{});
+      want.resize(n);  // the rest keeps its value-initialised elements
+      EXPECT_TRUE(same_elements(mg::to_vector(out), want)) << "subrange";
+
+      mg::distributed_vector<affine> out2(n, other);
+      mg::inclusive_scan_by_key(std::views::take(k, static_cast<std::ptrdiff_t>(b)), v.begin(), out2.begin(),
+                                cuda::std::equal_to<>{}, compose{});
+      std::vector<affine> want2 = reference(std::vector<int>(keys.begin(), keys.begin() + b),
+                                            std::vector<affine>(values.begin(), values.begin() + b), compose{});
+      want2.resize(n);
+      EXPECT_TRUE(same_elements(mg::to_vector(out2), want2)) << "views::take";
+    }
+}
+
 // As thrust allows: the keys themselves as the output, and the values shifted by one.
 TEST(InclusiveScanByKey, OutputMayBeTheKeysOrOverlapTheValues) {
   for (const auto& s : exchange_shapes()) {
@@ -118,4 +150,16 @@ TEST(InclusiveScanByKeyErrors, TooFewValuesOrTooShortAnOutputWriteNothing) {
   mg::distributed_vector<int> no_keys(0, g);
   mg::inclusive_scan_by_key(no_keys, short_values, short_values);  // nothing to do
   EXPECT_EQ(mg::to_vector(short_values), std::vector<float>(50, 1.0f));
+}
+
+TEST(InclusiveScanByKeyErrors, AViewOfKeysChecksAsTheIteratorsDo) {
+  const mg::device_group g({0, 0});
+  mg::distributed_vector<int> keys(100, 1, g);
+  mg::distributed_vector<float> values(100, 1.0f, g), out(100, -1.0f, g);
+  const auto last_60 = std::ranges::subrange(keys.begin() + 40, keys.end());
+  EXPECT_THROW(mg::inclusive_scan_by_key(last_60, values.begin() + 50, out.begin()), std::invalid_argument)
+      << "room for 50 values of 60";
+  EXPECT_THROW(mg::inclusive_scan_by_key(last_60, values.begin(), out.begin() + 41), std::invalid_argument)
+      << "room for 59 outputs of 60";
+  EXPECT_EQ(mg::to_vector(out), std::vector<float>(100, -1.0f)) << "nothing written";
 }

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <cmath>
 #include <iterator>
+#include <ranges>
 #include <stdexcept>
 #include <string>
 
@@ -287,6 +288,140 @@ TYPED_TEST(Select, UniqueKeepsTheFirstOfEveryRun) {
         v.resize(want.size());
         EXPECT_TRUE(same_elements(mg::to_vector(v), want)) << "unique, then resize";
       }
+}
+
+// Every form takes a view in place of [first, last) (docs/api.md#iterators): subranges that
+// start and end mid-segment, std::views::take of a const and of a non-const vector, against
+// std:: on the same part of the host copy. == is an equivalence, so std::unique_copy, which
+// compares with the element it kept, agrees with the neighbour comparison here.
+TEST(SelectViews, EveryFormTakesAView) {
+  const int sentinel = -7777;
+  const mg::device_group other({0});
+  for (const auto& s : exchange_shapes())
+    for (std::size_t n : sizes(s.group.size(), false)) {
+      SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
+      const std::size_t a = n / 5, b = n - n / 7;
+      std::vector<int> host(n);  // runs of three of 23 values in [-11, 11]
+      for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<int>((i / 3 * 7919) % 23) - 11;
+      const mg::distributed_vector<int> v(host, s.group);
+      const auto sub = std::ranges::subrange(v.begin() + a, v.begin() + b);
+      const above<int> pred{0};
+      std::vector<int> pass, fail, runs, pass_of_prefix;
+      std::copy_if(host.begin() + a, host.begin() + b, std::back_inserter(pass), pred);
+      std::remove_copy_if(host.begin() + a, host.begin() + b, std::back_inserter(fail), pred);
+      std::unique_copy(host.begin() + a, host.begin() + b, std::back_inserter(runs));
+      std::copy_if(host.begin(), host.begin() + b, std::back_inserter(pass_of_prefix), pred);
+
+      // Layout kept.
+      EXPECT_TRUE(same_elements(mg::to_vector(mg::copy_if(sub, pred)), pass)) << "copy_if(view, pred)";
+      EXPECT_TRUE(same_elements(mg::to_vector(mg::remove_copy_if(sub, pred)), fail)) << "remove_copy_if(view, pred)";
+      EXPECT_TRUE(same_elements(mg::to_vector(mg::unique_copy(sub)), runs)) << "unique_copy(view)";
+      EXPECT_TRUE(same_elements(mg::to_vector(mg::unique_copy(v.cbegin() + a, v.cbegin() + b)), runs))
+          << "unique_copy(first, last)";
+      EXPECT_TRUE(same_elements(
+          mg::to_vector(mg::copy_if(std::views::take(v, static_cast<std::ptrdiff_t>(b)), pred)), pass_of_prefix))
+          << "copy_if(views::take of a const vector, pred)";
+
+      // The STL forms, into vectors on another group from index 1.
+      auto written = [&](const mg::distributed_vector<int>& out, const std::vector<int>& want) {
+        std::vector<int> expect(out.size(), sentinel);
+        std::copy(want.begin(), want.end(), expect.begin() + 1);
+        return same_elements(mg::to_vector(out), expect);
+      };
+      mg::distributed_vector<int> out(n + 1, sentinel, other);
+      EXPECT_EQ(mg::copy_if(sub, out.begin() + 1, pred) - out.begin(), static_cast<std::ptrdiff_t>(1 + pass.size()));
+      EXPECT_TRUE(written(out, pass)) << "copy_if(view, out, pred)";
+      mg::distributed_vector<int> out2(n + 1, sentinel, other);
+      EXPECT_EQ(mg::remove_copy_if(sub, out2.begin() + 1, pred) - out2.begin(),
+                static_cast<std::ptrdiff_t>(1 + fail.size()));
+      EXPECT_TRUE(written(out2, fail)) << "remove_copy_if(view, out, pred)";
+      mg::distributed_vector<int> out3(n + 1, sentinel, other);
+      EXPECT_EQ(mg::unique_copy(sub, out3.begin() + 1) - out3.begin(), static_cast<std::ptrdiff_t>(1 + runs.size()));
+      EXPECT_TRUE(written(out3, runs)) << "unique_copy(view, out)";
+      mg::distributed_vector<int> yes(n + 1, sentinel, other), no(n + 1, sentinel, s.group);
+      auto [yes_end, no_end] = mg::partition_copy(sub, yes.begin() + 1, no.begin() + 1, pred);
+      EXPECT_EQ(yes_end - yes.begin(), static_cast<std::ptrdiff_t>(1 + pass.size()));
+      EXPECT_EQ(no_end - no.begin(), static_cast<std::ptrdiff_t>(1 + fail.size()));
+      EXPECT_TRUE(written(yes, pass)) << "partition_copy(view, ...), passing";
+      EXPECT_TRUE(written(no, fail)) << "partition_copy(view, ...), failing";
+
+      // In place on a view of a vector's non-const iterators: the elements outside the view
+      // keep their values; those between the new end and the view's end are unspecified.
+      auto in_place = [&](const char* name, auto call, auto reference) {
+        SCOPED_TRACE(name);
+        mg::distributed_vector<int> w(host, s.group);
+        std::vector<int> h(host);
+        const std::size_t end = static_cast<std::size_t>(call(w) - w.begin());
+        const std::size_t want_end = static_cast<std::size_t>(reference(h) - h.begin());
+        ASSERT_EQ(end, want_end);
+        std::vector<int> got = mg::to_vector(w);
+        std::fill(got.begin() + end, got.begin() + b, 0);
+        std::fill(h.begin() + end, h.begin() + b, 0);
+        EXPECT_TRUE(same_elements(got, h));
+      };
+      in_place(
+          "remove_if(view, pred)",
+          [&](mg::distributed_vector<int>& w) { return mg::remove_if(std::ranges::subrange(w.begin() + a, w.begin() + b), pred); },
+          [&](std::vector<int>& h) { return std::remove_if(h.begin() + a, h.begin() + b, pred); });
+      in_place(
+          "unique(view)", [&](mg::distributed_vector<int>& w) { return mg::unique(std::ranges::subrange(w.begin() + a, w.begin() + b)); },
+          [&](std::vector<int>& h) { return std::unique(h.begin() + a, h.begin() + b); });
+      // The partitions leave no unspecified elements: the whole vector is compared (the
+      // fill above covers [mid, b), which the comparison of the elements before it checks).
+      in_place(
+          "stable_partition(view, pred)",
+          [&](mg::distributed_vector<int>& w) {
+            const auto mid = mg::stable_partition(std::ranges::subrange(w.begin() + a, w.begin() + b), pred);
+            EXPECT_TRUE(same_elements(mg::to_vector(w), [&] {
+              std::vector<int> h(host);
+              std::stable_partition(h.begin() + a, h.begin() + b, pred);
+              return h;
+            }()));
+            return mid;
+          },
+          [&](std::vector<int>& h) { return std::stable_partition(h.begin() + a, h.begin() + b, pred); });
+      in_place(
+          "partition(views::take, pred)",
+          [&](mg::distributed_vector<int>& w) {
+            const auto mid = mg::partition(std::views::take(w, static_cast<std::ptrdiff_t>(b)), pred);
+            EXPECT_TRUE(same_elements(mg::to_vector(w), [&] {
+              std::vector<int> h(host);
+              std::stable_partition(h.begin(), h.begin() + b, pred);
+              return h;
+            }()));
+            return mid;
+          },
+          [&](std::vector<int>& h) { return std::stable_partition(h.begin(), h.begin() + b, pred); });
+    }
+}
+
+// The view forms check as the iterator forms do: an output without room is
+// std::invalid_argument naming the counts, and nothing is written.
+TEST(SelectViews, AnOutputWithoutRoomIsRefusedAndNotWritten) {
+  const mg::device_group g({0, 0, 0});
+  const std::vector<int> host{5, -1, 7, 9, -3, 2, 8, 8, 8};  // seven positive
+  mg::distributed_vector<int> v(host, g);
+  const auto view = std::ranges::subrange(v.begin() + 1, v.end());  // six positive, six runs
+  mg::distributed_vector<int> small(4, -9, mg::device_group({0, 0}));
+  auto refused = [&](const char* name, auto call, const char* counts) {
+    SCOPED_TRACE(name);
+    try {
+      call();
+      ADD_FAILURE() << "no exception";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(counts), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(mg::to_vector(small), std::vector<int>(4, -9)) << "nothing written";
+    EXPECT_EQ(mg::to_vector(v), host) << "the input is untouched";
+  };
+  refused("copy_if", [&] { (void)mg::copy_if(view, small.begin(), above<int>{0}); }, "6 of the 8");
+  refused("remove_copy_if", [&] { (void)mg::remove_copy_if(view, small.begin() + 2, above<int>{100}); },
+          "8 of the 8");
+  refused("unique_copy", [&] { (void)mg::unique_copy(view, small.begin()); }, "6 of the 8");
+  mg::distributed_vector<int> room(8, -9, g);
+  refused("partition_copy", [&] { (void)mg::partition_copy(view, room.begin(), small.begin() + 3, above<int>{0}); },
+          "2 of the 8 elements go to the output of those that fail");
+  EXPECT_EQ(mg::to_vector(room), std::vector<int>(8, -9)) << "neither output written";
 }
 
 TEST(SelectCapacity, KeptUntilShrinkToFitAndOnlyThere) {

@@ -5,10 +5,16 @@
 // One CUB scan-by-key per piece (every slot at once, on its own device), and for every piece
 // after the first the length of its leading run (one CUB min-reduction of the positions where
 // the key changes). The host then reads the keys on both sides of every boundary and the value
-// scanned before it (one wait for the keys, one for the values): where a run crosses the boundary, the piece's leading run needs the carry
-// folded in from the left, out[j] = op(carry, out[j]), one launch over that run only. Carries
-// pass along in order, so a run across several slots and a non-commutative op stay correct.
-// The call waits for the devices.
+// scanned before it (one wait for the keys, one for the values): where a run crosses the
+// boundary, the piece's leading run needs the carry folded in from the left,
+// out[j] = op(carry, out[j]), one launch over that run only. Carries pass along in order, so a
+// run across several slots and a non-commutative op stay correct.
+//
+// Runs are found by comparing neighbours, eq(key[i - 1], key[i]): CUB does within a slot, the
+// leading-run length does within a piece, and the host does across a boundary (the last key
+// before it against the first after it), so the slot count never changes the result, even for
+// a predicate that is not an equivalence (|a - b| <= 1). The call waits for the devices, the
+// copy into an output on another group or layout included.
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/detail/local/cub_call.hpp>
@@ -27,6 +33,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ranges>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -61,7 +68,7 @@ __global__ void fold_carry_into_run(V* out, std::size_t n, V carry, Op op) {
 /// thrust::inclusive_scan_by_key. The values start at values_first and need as many elements
 /// as the keys (std::invalid_argument otherwise, nothing written); out may be the values or
 /// the keys themselves. op must be associative, not commutative, and __host__ __device__ like eq.
-/// Returns the end of the output. Waits for the devices.
+/// Returns the end of the output. Waits for the devices, the output written.
 template <segmented_iterator_type KI, segmented_iterator_type VI, class V, class Eq = cuda::std::equal_to<>,
           class Op = cuda::std::plus<>>
 segmented_iterator<V, false> inclusive_scan_by_key(KI keys_first, KI keys_last, VI values_first,
@@ -146,7 +153,9 @@ segmented_iterator<V, false> inclusive_scan_by_key(KI keys_first, KI keys_last, 
     }
   }
   result.commit();
-  range.group().synchronize();
+  // The scans and carries run on the keys' group; a staged result is then copied to the
+  // output's, whose streams the copy is ordered on.
+  detail::wait_for_groups({&range.group(), &out_vector.group()});
   return out + static_cast<std::ptrdiff_t>(count);
 }
 
@@ -156,6 +165,15 @@ template <class K, class V, class Eq = cuda::std::equal_to<>, class Op = cuda::s
 void inclusive_scan_by_key(const distributed_vector<K>& keys, const distributed_vector<V>& values,
                            distributed_vector<V>& out, Eq eq = {}, Op op = {}) {
   multigpu::inclusive_scan_by_key(keys.begin(), keys.end(), values.begin(), out.begin(), eq, op);
+}
+
+/// The same with the keys as a view of part of a vector (std::ranges::subrange,
+/// std::views::take, ...) in place of [keys_first, keys_last).
+template <segmented_range R, segmented_iterator_type VI, class V, class Eq = cuda::std::equal_to<>,
+          class Op = cuda::std::plus<>>
+segmented_iterator<V, false> inclusive_scan_by_key(R&& keys, VI values_first, segmented_iterator<V, false> out,
+                                                   Eq eq = {}, Op op = {}) {
+  return multigpu::inclusive_scan_by_key(std::ranges::begin(keys), std::ranges::end(keys), values_first, out, eq, op);
 }
 
 }  // namespace multigpu

@@ -13,8 +13,13 @@
 // - The STL form, copy_if(first, last, out, pred) -> the output's new end: the survivors
 //   written densely in global order from `out`. The same selection, then each survivor moves to
 //   its global position (locally when it stays on its slot, over peer links or host staging
-//   when it does not: a copy between layouts). Also waits for the devices.
+//   when it does not: a copy between layouts). Also waits for the devices, those copies
+//   included: the output is complete when the call returns.
 // Both read every input element before writing any output, so the output may overlap the input.
+// unique compares neighbours, eq(x[i - 1], x[i]), within a slot and across slot boundaries
+// alike, as CUB and Thrust do (std::unique compares with the element it kept last, which
+// differs only for a predicate that is not an equivalence): the slot count never changes the
+// result. Every form also takes a view of part of a vector in place of [first, last).
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/detail/local/cub_call.hpp>
@@ -27,7 +32,9 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
+#include <concepts>
 #include <cstdint>
+#include <ranges>
 #include <span>
 #include <utility>
 #include <vector>
@@ -116,8 +123,9 @@ distributed_vector<T> select_pieces(const range_ref<T>& range, Pred pred) {
   return select_pieces_with(range, if_selection<Pred>{pred});
 }
 
-/// Whether element i of a piece starts a run of elements equal by `eq`: the first element of
-/// a piece compares with the element before the piece (`before`, when there is one).
+/// Whether element i of a piece starts a run of elements equal by `eq`, comparing neighbours
+/// as CUB does: the first element of a piece compares with the element before the piece
+/// (`before`, when there is one), so that slot boundaries change nothing.
 template <class T, class Eq>
 struct starts_run {
   const T* in;
@@ -163,8 +171,8 @@ distributed_vector<T> unique_pieces(const range_ref<T>& range, Eq eq) {
 }
 
 /// The STL form's second half: the layout-keeping survivors `kept` (of `count` inputs) written
-/// densely from `out`; returns the output's new end. std::invalid_argument, with nothing
-/// written, when the output has no room for them.
+/// densely from `out`, waited for; returns the output's new end. std::invalid_argument, with
+/// nothing written, when the output has no room for them.
 template <class T, class U>
 segmented_iterator<U, false> write_selected(const char* algorithm, const distributed_vector<T>& kept,
                                             std::size_t count, segmented_iterator<U, false> out) {
@@ -175,13 +183,15 @@ segmented_iterator<U, false> write_selected(const char* algorithm, const distrib
                    concat(algorithm, ": ", kept.size(), " of the ", count, " elements pass, but the output has room for ",
                           room, " from index ", out.index(), " (vector size ", size,
                           "): nothing was written; make room for them"));
+  if (kept.empty()) return out;
   target.copy_range_from(kept, 0, kept.size(), out.index());
+  wait_for_groups({&target.group()});
   return out + static_cast<std::ptrdiff_t>(kept.size());
 }
 
 /// The STL form's selection: straight into the output where direct_output allows it (a one-slot
-/// call costs what one CUB select does), otherwise into a layout-keeping temporary that
-/// write_selected moves into place.
+/// call costs what one CUB select does, and its count read waits for it), otherwise into a
+/// layout-keeping temporary that write_selected moves into place.
 template <class T, class U, class Select>
 segmented_iterator<U, false> select_with_into(const char* algorithm, const range_ref<T>& range, Select select,
                                               segmented_iterator<U, false> out) {
@@ -300,16 +310,27 @@ segmented_iterator<T, false> remove_if(distributed_vector<T>& v, Pred pred) {
 
 // ---- unique -------------------------------------------------------------------------------
 
-/// The first element of every run of consecutive equal elements (by eq) of v, in a new vector
-/// on the same group: each slot keeps its own (a run that crosses slots is kept on the slot
-/// where it starts), as copy_if's layout-keeping form. Waits for the devices.
-template <class T, class Eq = cuda::std::equal_to<>>
-distributed_vector<T> unique_copy(const distributed_vector<T>& v, Eq eq = {}) {
+/// The first element of every run of consecutive equal elements of [first, last) (neighbours
+/// compared by eq), in a new vector on the same group: each slot keeps its own (a run that
+/// crosses slots is kept on the slot where it starts), as copy_if's layout-keeping form. Waits
+/// for the devices.
+template <segmented_iterator_type I, class Eq = cuda::std::equal_to<>>
+  requires(!segmented_iterator_type<Eq>)  // (first, last, out) is the STL form below
+distributed_vector<typename I::value_type> unique_copy(I first, I last, Eq eq = {}) {
   detail::check_device_operator<Eq>();
-  const nvtx_range mark("unique_copy", static_cast<std::uint64_t>(v.size()));
-  if (v.empty()) return distributed_vector<T>(0, v.group());
-  detail::range_ref<T> range(v, 0, v.size());
+  using T = typename I::value_type;
+  const nvtx_range mark("unique_copy", static_cast<std::uint64_t>(last - first));
+  auto [v, begin, count] = detail::unpack_range("unique_copy", first, last);
+  if (v == nullptr) return distributed_vector<T>();
+  if (count == 0) return distributed_vector<T>(0, v->group());
+  detail::range_ref<T> range(*v, begin, count);
   return detail::unique_pieces(range, eq);
+}
+
+template <class T, class Eq = cuda::std::equal_to<>>
+  requires(!segmented_iterator_type<Eq>)
+distributed_vector<T> unique_copy(const distributed_vector<T>& v, Eq eq = {}) {
+  return multigpu::unique_copy(v.begin(), v.end(), eq);
 }
 
 /// Copies the first element of every run of consecutive equal elements (by eq) of
@@ -345,7 +366,7 @@ segmented_iterator<T, false> unique(distributed_vector<T>& v, Eq eq = {}) {
 /// Puts the elements of [first, last) for which pred is true before those for which it is
 /// false, each group in its input order, and returns the start of the second group, as
 /// std::stable_partition: both groups are selected per slot (as copy_if's layout-keeping
-/// form), then written back densely. Waits for the devices.
+/// form), then written back densely. Waits for the devices, the writing back included.
 template <class T, class Pred>
 segmented_iterator<T, false> stable_partition(segmented_iterator<T, false> first, segmented_iterator<T, false> last,
                                               Pred pred) {
@@ -359,6 +380,7 @@ segmented_iterator<T, false> stable_partition(segmented_iterator<T, false> first
   distributed_vector<T>& target = *first.container();
   target.copy_range_from(yes, 0, yes.size(), begin);
   target.copy_range_from(no, 0, no.size(), begin + yes.size());
+  detail::wait_for_groups({&target.group()});
   return first + static_cast<std::ptrdiff_t>(yes.size());
 }
 
@@ -383,7 +405,8 @@ segmented_iterator<T, false> partition(distributed_vector<T>& v, Pred pred) {
 /// Copies the elements of [first, last) for which pred is true to out_true and the others to
 /// out_false, each in order, and returns both ends, as std::partition_copy. The outputs may be
 /// any vectors on any groups; each needs room for its group (std::invalid_argument otherwise,
-/// with nothing written to either). Waits for the devices.
+/// with nothing written to either). Waits for the devices, the copies into the outputs
+/// included.
 template <segmented_iterator_type I, class U, class Pred>
 std::pair<segmented_iterator<U, false>, segmented_iterator<U, false>>
 partition_copy(I first, I last, segmented_iterator<U, false> out_true, segmented_iterator<U, false> out_false,
@@ -408,7 +431,73 @@ partition_copy(I first, I last, segmented_iterator<U, false> out_true, segmented
   room(out_false, no.size(), "the output of those that fail");
   if (!yes.empty()) out_true.container()->copy_range_from(yes, 0, yes.size(), out_true.index());
   if (!no.empty()) out_false.container()->copy_range_from(no, 0, no.size(), out_false.index());
+  detail::wait_for_groups({yes.empty() ? nullptr : &out_true.container()->group(),
+                           no.empty() ? nullptr : &out_false.container()->group()});
   return {out_true + static_cast<std::ptrdiff_t>(yes.size()), out_false + static_cast<std::ptrdiff_t>(no.size())};
+}
+
+// ---- views of part of a vector (std::ranges::subrange of segmented iterators, views::take, ...) ----
+// Each takes the view in place of [first, last) and does what that form does.
+
+namespace detail {
+/// A view whose elements an algorithm may write in place (its iterators are not const).
+template <class R>
+concept writable_segmented_range =
+    segmented_range<R> &&
+    std::same_as<std::ranges::iterator_t<R>, segmented_iterator<std::ranges::range_value_t<R>, false>>;
+}  // namespace detail
+
+template <segmented_range R, class Pred>
+auto copy_if(R&& r, Pred pred) {
+  return multigpu::copy_if(std::ranges::begin(r), std::ranges::end(r), pred);
+}
+template <segmented_range R, class U, class Pred>
+segmented_iterator<U, false> copy_if(R&& r, segmented_iterator<U, false> out, Pred pred) {
+  return multigpu::copy_if(std::ranges::begin(r), std::ranges::end(r), out, pred);
+}
+
+template <segmented_range R, class Pred>
+auto remove_copy_if(R&& r, Pred pred) {
+  return multigpu::remove_copy_if(std::ranges::begin(r), std::ranges::end(r), pred);
+}
+template <segmented_range R, class U, class Pred>
+segmented_iterator<U, false> remove_copy_if(R&& r, segmented_iterator<U, false> out, Pred pred) {
+  return multigpu::remove_copy_if(std::ranges::begin(r), std::ranges::end(r), out, pred);
+}
+
+template <detail::writable_segmented_range R, class Pred>
+auto remove_if(R&& r, Pred pred) {
+  return multigpu::remove_if(std::ranges::begin(r), std::ranges::end(r), pred);
+}
+
+template <segmented_range R, class Eq = cuda::std::equal_to<>>
+  requires(!segmented_iterator_type<Eq>)  // (view, out) is the STL form below
+auto unique_copy(R&& r, Eq eq = {}) {
+  return multigpu::unique_copy(std::ranges::begin(r), std::ranges::end(r), eq);
+}
+template <segmented_range R, class U, class Eq = cuda::std::equal_to<>>
+segmented_iterator<U, false> unique_copy(R&& r, segmented_iterator<U, false> out, Eq eq = {}) {
+  return multigpu::unique_copy(std::ranges::begin(r), std::ranges::end(r), out, eq);
+}
+
+template <detail::writable_segmented_range R, class Eq = cuda::std::equal_to<>>
+auto unique(R&& r, Eq eq = {}) {
+  return multigpu::unique(std::ranges::begin(r), std::ranges::end(r), eq);
+}
+
+template <detail::writable_segmented_range R, class Pred>
+auto stable_partition(R&& r, Pred pred) {
+  return multigpu::stable_partition(std::ranges::begin(r), std::ranges::end(r), pred);
+}
+template <detail::writable_segmented_range R, class Pred>
+auto partition(R&& r, Pred pred) {
+  return multigpu::stable_partition(std::ranges::begin(r), std::ranges::end(r), pred);
+}
+
+template <segmented_range R, class U, class Pred>
+std::pair<segmented_iterator<U, false>, segmented_iterator<U, false>>
+partition_copy(R&& r, segmented_iterator<U, false> out_true, segmented_iterator<U, false> out_false, Pred pred) {
+  return multigpu::partition_copy(std::ranges::begin(r), std::ranges::end(r), out_true, out_false, pred);
 }
 
 // ---- rebalancing --------------------------------------------------------------------------
