@@ -130,6 +130,32 @@ TYPED_TEST(Container, ResizeKeepsThePrefix) {
       }
 }
 
+// resize(size()) restores the block layout that resize documents (a filter's uneven result,
+// everything on the last slot), and leaves a vector already in blocks as it is.
+TYPED_TEST(Container, ResizeToItsOwnSizeRestoresTheBlockLayout) {
+  using T = TypeParam;
+  for (const auto& s : shapes())
+    for (std::size_t n : sizes(s.group.size(), false)) {
+      SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
+      const std::size_t k = s.group.size();
+      const auto host = random_vector<T>(n);
+      std::vector<std::size_t> last_slot_only(k, 0);
+      last_slot_only[k - 1] = n;
+      mg::distributed_vector<T> v(s.group, mg::distribution::from_sizes(last_slot_only));
+      mg::copy(host.begin(), host.end(), v.begin());
+      v.resize(n);
+      EXPECT_EQ(v.layout(), mg::distribution::block(n, k));
+      EXPECT_TRUE(same_elements(mg::to_vector(v), host));
+
+      mg::distributed_vector<T> even(host, s.group);
+      const T* before = n > 0 ? even.segment(0).data() : nullptr;
+      even.resize(n);
+      EXPECT_EQ(even.layout(), mg::distribution::block(n, k));
+      if (n > 0) EXPECT_EQ(even.segment(0).data(), before) << "already in blocks: nothing moved";
+      EXPECT_TRUE(same_elements(mg::to_vector(even), host));
+    }
+}
+
 TYPED_TEST(Container, SegmentsTileTheIndexSpace) {
   using T = TypeParam;
   for (const auto& s : shapes())

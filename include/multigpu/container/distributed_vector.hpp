@@ -278,11 +278,13 @@ class distributed_vector {
   }
 
   /// Keeps the first min(n, size()) elements; new elements are value-initialised. The
-  /// layout is rebalanced over the slots and the kept elements move where they now belong.
+  /// layout is rebalanced over the slots (distribution::block) and the kept elements move
+  /// where they now belong: resize(size()) evens out the segments a filter left uneven, and
+  /// does nothing to a vector already in blocks.
   void resize(size_type n)
     requires std::default_initializable<T>
   {
-    if (n == size() && !segments_.empty()) return;
+    if (n == size() && !segments_.empty() && layout_ == distribution::block(n, group_.size())) return;
     distributed_vector grown(group_, distribution::block(n, group_.size()), halo_);
     const size_type kept = std::min(n, size());
     grown.copy_range_from(*this, 0, kept, 0);
