@@ -2,7 +2,12 @@
 // group report, then runs transform, reduce and inclusive_scan with multigpu and with
 // single-GPU Thrust, checks that the results agree and prints times and ratios.
 //
-//   demo [--devices 0,0,0,0] [--n 268435456] [--host-staged]
+//   demo [--devices 0,0,0,0] [--n 67108864] [--host-staged]
+//
+// --n is the length of each vector (default 2^26 floats, 256 MiB). Exit status: 0 when every
+// result agrees with Thrust, 1 when one differs or a call fails (the reason on stderr), 2 on
+// a bad command line, 77 when no GPU is visible (CTest's "skipped"; a script should treat it
+// as "nothing to run on", not as a failure).
 
 #include <multigpu/multigpu.hpp>
 

@@ -4,6 +4,9 @@
 // result after the steps is compared with the same computation on the host.
 //
 //   heat [--devices 0,0,0,0] [--n 1000000] [--steps 100] [--periodic]
+//
+// Exit status: 0 when the result agrees with the host's, 1 when it differs or a call fails,
+// 77 when no GPU is visible.
 
 #include <multigpu/multigpu.hpp>
 
