@@ -5,6 +5,7 @@
 // references.
 
 #include <multigpu/comm.hpp>
+#include <multigpu/team/team_vector.hpp>
 
 #include <gtest/gtest.h>
 
@@ -17,7 +18,9 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
@@ -251,6 +254,99 @@ TEST_P(Fallbacks, BroadcastFromEveryRootAndBarrier) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, Fallbacks, testing::Values(1, 2, 3, 4, 5),
+                         [](const testing::TestParamInfo<int>& info) { return std::to_string(info.param) + "ranks"; });
+
+// ---- A failure on one rank ends a team call on every rank (team.hpp) ----
+
+/// A rank's own failure, told apart from the comm_error of the others.
+struct local_failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+mg::team team_over(mailbox_communicator& comm) {
+  return mg::team(std::shared_ptr<mg::communicator>(&comm, [](mg::communicator*) {}));
+}
+
+class Agreement : public testing::TestWithParam<int> {};
+
+TEST_P(Agreement, AStepThatFailsOnOneRankEndsTheCallOnEveryRank) {
+  const int n = GetParam();
+  for (int failing = 0; failing < n; ++failing)
+    on_every_rank(n, [&](mailbox_communicator& comm) {
+      const mg::team t = team_over(comm);
+      const int r = comm.rank();
+      try {
+        const int got = mg::detail::agreed_step(t, mg::team_operation::sort, "allocation", [&] {
+          if (r == failing) throw local_failure("out of room");
+          return 7;
+        });
+        ADD_FAILURE() << "rank " << r << " returned " << got << " though rank " << failing << " failed";
+      } catch (const local_failure&) {
+        EXPECT_EQ(r, failing) << "only the failing rank rethrows its own error";
+      } catch (const mg::comm_error& e) {
+        EXPECT_NE(r, failing);
+        const std::string what = e.what();
+        EXPECT_NE(what.find("rank " + std::to_string(failing) + " failed in its allocation step"), std::string::npos)
+            << what;
+        EXPECT_NE(what.find("sort"), std::string::npos) << what;
+      }
+      // The team is still usable: the next step agrees, and returns its value everywhere.
+      EXPECT_EQ(mg::detail::agreed_step(t, mg::team_operation::sort, "allocation", [&] { return r * 2; }), r * 2);
+    });
+}
+
+TEST_P(Agreement, TheLowestFailedRankIsNamed) {
+  const int n = GetParam();
+  if (n < 3) GTEST_SKIP() << "needs three ranks";
+  on_every_rank(n, [&](mailbox_communicator& comm) {
+    const mg::team t = team_over(comm);
+    const int r = comm.rank();
+    try {
+      mg::detail::agreed_step(t, mg::team_operation::gather, "local gather", [&] {
+        if (r == 1 || r == n - 1) throw local_failure("no");
+      });
+      ADD_FAILURE() << "rank " << r << " returned";
+    } catch (const local_failure&) {
+      EXPECT_TRUE(r == 1 || r == n - 1);
+    } catch (const mg::comm_error& e) {
+      EXPECT_NE(std::string(e.what()).find("rank 1 failed in its local gather step"), std::string::npos) << e.what();
+    }
+  });
+}
+
+TEST_P(Agreement, StatusRidesInAnAllGather) {
+  const int n = GetParam();
+  for (int failing = -1; failing < n; ++failing)
+    on_every_rank(n, [&](mailbox_communicator& comm) {
+      const mg::team t = team_over(comm);
+      const int r = comm.rank();
+      std::exception_ptr failure;
+      if (r == failing) failure = std::make_exception_ptr(local_failure("bad read"));
+      const std::uint32_t mine[2] = {static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(10 * r)};
+      std::vector<std::uint32_t> all(2 * static_cast<std::size_t>(n), 99);
+      const int messages_before = comm.messages;
+      try {
+        mg::detail::agreed_all_gather(t, mg::team_operation::sort, "split candidates", failure, mine, all.data(),
+                                      sizeof mine);
+        EXPECT_EQ(failing, -1) << "rank " << r << " returned though rank " << failing << " failed";
+        for (int k = 0; k < n; ++k) {
+          EXPECT_EQ(all[2 * k], static_cast<std::uint32_t>(k));
+          EXPECT_EQ(all[2 * k + 1], static_cast<std::uint32_t>(10 * k));
+        }
+        // One all_gather: a ring of n - 1 steps, no message of its own for the status.
+        EXPECT_EQ(comm.messages - messages_before, n - 1);
+      } catch (const local_failure&) {
+        EXPECT_EQ(r, failing);
+      } catch (const mg::comm_error& e) {
+        EXPECT_NE(r, failing);
+        EXPECT_NE(std::string(e.what()).find("rank " + std::to_string(failing) + " failed in its split candidates"),
+                  std::string::npos)
+            << e.what();
+      }
+    });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, Agreement, testing::Values(1, 2, 3, 4, 5),
                          [](const testing::TestParamInfo<int>& info) { return std::to_string(info.param) + "ranks"; });
 
 }  // namespace
