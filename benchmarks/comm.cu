@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <exception>
 #include <vector>
 
 namespace mg = multigpu;
@@ -195,6 +196,16 @@ void thrust_inclusive_scan(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float));
 }
 
+// What a team call pays to agree on a rank-local step between two exchanges (team.hpp):
+// detail::agree, one all_reduce of a status word. Compare with the one-float MPI_Allreduce of
+// all_reduce_default_vs_raw.
+void team_agreement(benchmark::State& state) {
+  const std::exception_ptr none;
+  auto call = [&] { mg::detail::agree(world(), mg::team_operation::sort, "benchmark", none); };
+  warm_up(call);
+  for (auto _ : state) call();
+}
+
 // Sorts of the same keys every iteration (a copy of unsorted keys, then the sort): team sort
 // (local sort, exact splitting, one all_to_all_v, local sort), on its default path (device
 // memory straight to the communicator, which stages it through pinned memory when MPI is not
@@ -274,8 +285,13 @@ void large_sizes(benchmark::internal::Benchmark* b) {
 void team_sizes(benchmark::internal::Benchmark* b) {
   b->Iterations(iterations)->Unit(benchmark::kMicrosecond)->Arg(1 << 10)->Arg(1 << 16)->Arg(1 << 24)->Arg(1 << 28);
 }
-// Team sorts move every element between ranks: up to 2^24 elements per rank.
+// Team sorts move every element between ranks: up to 2^28 elements (1 GiB) per rank on the
+// default path and against its floor, the raw MPI_Alltoallv of the same bytes.
 void sort_sizes(benchmark::internal::Benchmark* b) {
+  b->Iterations(10)->Unit(benchmark::kMicrosecond)->Arg(1 << 16)->Arg(1 << 20)->Arg(1 << 24)->Arg(1 << 28);
+}
+// The host path copies every key to and from host memory: up to 2^24 per rank.
+void host_sort_sizes(benchmark::internal::Benchmark* b) {
   b->Iterations(10)->Unit(benchmark::kMicrosecond)->Arg(1 << 16)->Arg(1 << 20)->Arg(1 << 24);
 }
 
@@ -293,7 +309,8 @@ BENCHMARK(team_inclusive_scan)->Apply(team_sizes);
 BENCHMARK(local_inclusive_scan)->Apply(team_sizes);
 BENCHMARK(thrust_inclusive_scan)->Apply(team_sizes);
 BENCHMARK(team_sort)->Apply(sort_sizes);
-BENCHMARK(team_sort_host)->Apply(sort_sizes);
+BENCHMARK(team_sort_host)->Apply(host_sort_sizes);
+BENCHMARK(team_agreement)->Arg(1)->Iterations(2000)->Unit(benchmark::kMicrosecond);  // one word
 BENCHMARK(local_sort)->Apply(sort_sizes);
 BENCHMARK(thrust_sort)->Apply(sort_sizes);
 BENCHMARK(raw_mpi_all_to_all_v)->Apply(sort_sizes);
