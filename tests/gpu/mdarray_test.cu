@@ -215,8 +215,10 @@ bool check_exchange(const mg::device_group& group, const idx<R>& n, const idx<R>
       const T want = host_value<T, R>(n, host, g, b, T{});
       const T have = got[linear(padded, at)];
       if (!(have == want)) {
-        ADD_FAILURE() << "slot " << s << " padded cell (" << mg::detail::format_index(at) << "), global ("
-                      << g[0] << ", " << g[1] << (R > 2 ? ", ..." : "") << "): " << have << " != " << want;
+        std::string global;
+        for (std::size_t d = 0; d < R; ++d) global += (d > 0 ? ", " : "") + std::to_string(g[d]);
+        ADD_FAILURE() << "slot " << s << " padded cell (" << mg::detail::format_index(at) << "), global (" << global
+                      << "): " << have << " != " << want;
         ok = false;
       }
     });
@@ -294,10 +296,14 @@ struct weighted_stencil {
   template <class Acc>
   __device__ long long operator()(const Acc& a) const {
     return sum([&](const int* off) -> long long {
-      if constexpr (R == 2)
+      if constexpr (R == 1)
+        return a(off[0]);
+      else if constexpr (R == 2)
         return a(off[0], off[1]);
-      else
+      else if constexpr (R == 3)
         return a(off[0], off[1], off[2]);
+      else
+        return a(off[0], off[1], off[2], off[3]);
     });
   }
 };
@@ -383,6 +389,22 @@ TEST(MdArrayStencil, ThreeDimensionsSevenAnd27Point) {
   EXPECT_GT(ran, 50u);
 }
 
+TEST(MdArrayStencil, OneAndFourDimensions) {
+  // The rank is a template parameter throughout: 1-D and 4-D arrays exchange and compute as
+  // 2-D and 3-D ones do.
+  const mg::md_boundary<long long> periodic{bk::periodic}, fixed{bk::fixed, 5};
+  for (const auto& g : md_shapes()) {
+    SCOPED_TRACE(g.name);
+    EXPECT_TRUE((check_exchange<long long, 1>(g.group, {101}, {2}, {periodic}, false)));
+    EXPECT_TRUE((check_exchange<long long, 1>(g.group, {101}, {3}, {fixed}, true)));
+    EXPECT_TRUE((check_stencil<1>(g.group, {97}, 2, {periodic}, true, mg::stencil_schedule::overlapped)));
+    EXPECT_TRUE((check_exchange<long long, 4>(g.group, {5, 4, 6, 7}, {1, 1, 1, 1}, {periodic, fixed, periodic, fixed},
+                                              false)));
+    EXPECT_TRUE((check_stencil<4>(g.group, {5, 4, 6, 7}, 1, {periodic, fixed, periodic, fixed}, false,
+                                  mg::stencil_schedule::overlapped)));
+  }
+}
+
 // ---- algorithms ------------------------------------------------------------------------------------
 
 struct times_three_plus {
@@ -463,7 +485,7 @@ TEST(MdArrayAlgorithms, CopyBetweenLayoutsAndGroups) {
       slabs.halo = {1, 0, 2};
       mg::mdarray_options<double, 3> pencils;
       const std::size_t k = to.group.size();
-      pencils.grid = {1, k > 1 ? std::size_t{2} : std::size_t{1}, k > 1 ? k / 2 : std::size_t{1}};
+      pencils.grid = k % 2 == 0 ? idx<3>{1, 2, k / 2} : idx<3>{1, 1, k};
       mg::distributed_mdarray<double, 3> a(n, std::span<const double>(host), from.group, slabs);
       mg::distributed_mdarray<double, 3> b(n, -1.0, to.group, pencils);
       mg::copy(a, b);

@@ -6,7 +6,8 @@
 //
 // One exchange, per slot, all without a host wait:
 //   fork     the halo stream waits for the slot's stream (the tile's latest contents) and for
-//            the previous exchange's end on every neighbour (whose buffers it writes or reads);
+//            the previous exchange's end on every neighbour (whose buffers it writes or reads;
+//            before the first exchange, for the neighbour's buffers to exist);
 //   pack     one launch copies every outgoing box into the send buffer, grouped by receiver;
 //   move     one contiguous copy per (sender, receiver) pair: pulled by the receiver (same
 //            device, or a peer link it can use), pushed by the sender (a link only it can
@@ -62,6 +63,14 @@ class md_halo_engine {
       halo_streams_[s].emplace(group_.device(s));
       send_[s] = device_buffer<T>(plan_.send_count[s], group_.pool(s), group_.stream(s));
       recv_[s] = device_buffer<T>(plan_.recv_count[s], group_.pool(s), group_.stream(s));
+    }
+    // The buffers exist in the slot streams' order; a neighbour's halo stream that pushes into
+    // or pulls from them in the first exchange waits for this mark.
+    allocated_.resize(slots);
+    for (std::size_t s = 0; s < slots; ++s) {
+      if (!active_[s]) continue;
+      device_guard guard(group_.device(s));
+      allocated_[s] = resources_of(group_).events().record(group_.device(s), group_.stream(s));
     }
     std::vector<md_index<Rank>> padded(slots);
     for (std::size_t s = 0; s < slots; ++s) padded[s] = padded_extents(layout.tile_extents(s), widths);
@@ -124,8 +133,12 @@ class md_halo_engine {
       if (!active_[s]) continue;
       device_guard guard(group_.device(s));
       events.order(group_.device(s), group_.stream(s), halo_stream(s));
-      for (std::size_t n : neighbours_[s])
-        if (done_[n]) done_[n].order_before(halo_stream(s));
+      for (std::size_t n : neighbours_[s]) {
+        if (done_[n])
+          done_[n].order_before(halo_stream(s));
+        else if (allocated_[n])
+          allocated_[n].order_before(halo_stream(s));
+      }
     }
     std::vector<event_pool::handle> packed(slots);
     for (std::size_t s = 0; s < slots; ++s) {
@@ -222,7 +235,8 @@ class md_halo_engine {
   std::vector<device_buffer<T>> recv_;
   std::vector<std::vector<strided_box<T, Rank>>> pack_;
   std::vector<std::vector<strided_box<T, Rank>>> unpack_;
-  std::vector<event_pool::handle> done_;  ///< per slot: its last exchange's unpack
+  std::vector<event_pool::handle> allocated_;  ///< per slot: its buffers allocated
+  std::vector<event_pool::handle> done_;       ///< per slot: its last exchange's unpack
 };
 
 }  // namespace multigpu::detail

@@ -81,14 +81,7 @@ __global__ void copy_boxes_kernel(box_batch<T, Rank> batch) {
   }
 }
 
-/// A box of a padded tile (base, padded extents, box start and extent) as one side of a move.
-template <class T, std::size_t Rank>
-struct box_side {
-  T* base;
-  md_index<Rank> padded;
-  md_index<Rank> start;
-};
-
+/// The box `extent` at src_start of a padded source (null: a fill) to dst_start of a padded target.
 template <class T, std::size_t Rank>
 strided_box<T, Rank> make_box(const T* src_base, const md_index<Rank>& src_padded, const md_index<Rank>& src_start,
                               T* dst_base, const md_index<Rank>& dst_padded, const md_index<Rank>& dst_start,
