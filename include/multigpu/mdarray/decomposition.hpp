@@ -106,7 +106,7 @@ class md_decomposition {
                                     const md_index<Rank>& halo_widths = {}) {
     MULTIGPU_EXPECTS(slots > 0, "distributed_mdarray: a group has at least one slot");
     md_index<Rank> best{};
-    std::tuple<std::size_t, long double, md_index<Rank>> best_key{};
+    std::tuple<std::size_t, double, md_index<Rank>> best_key{};
     bool have = false;
     md_index<Rank> grid{};
     // Every ordered factorisation of `slots` into Rank factors.
@@ -115,12 +115,12 @@ class md_decomposition {
         grid[d] = left;
         std::size_t full = 1;  // tiles that hold elements
         for (std::size_t e = 0; e < Rank; ++e) full *= std::min(grid[e], extents[e]);
-        long double surface = 0;
+        double surface = 0;
         for (std::size_t e = 0; e < Rank; ++e) {
-          long double face = static_cast<long double>(std::max<std::size_t>(halo_widths[e], 1));
+          double face = static_cast<double>(std::max<std::size_t>(halo_widths[e], 1));
           for (std::size_t f = 0; f < Rank; ++f)
-            if (f != e) face *= static_cast<long double>(extents[f]);
-          surface += static_cast<long double>(grid[e] - 1) * face;
+            if (f != e) face *= static_cast<double>(extents[f]);
+          surface += static_cast<double>(grid[e] - 1) * face;
         }
         md_index<Rank> negated{};  // larger slow-dimension splits first
         for (std::size_t e = 0; e < Rank; ++e) negated[e] = std::numeric_limits<std::size_t>::max() - grid[e];

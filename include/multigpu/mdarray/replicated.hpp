@@ -11,6 +11,7 @@
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/detail/local/cub_call.hpp>
+#include <multigpu/container/detail/fill_bytes.hpp>
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/nvtx.hpp>
@@ -98,13 +99,15 @@ class replicated {
 
  public:
   /// T{} on every slot.
-  explicit replicated(device_group group = default_group()) : group_(std::move(group)) {
+  explicit replicated(device_group group = default_group()) : replicated(std::move(group), T{}) {}
+  /// `value` on every slot (a residual that starts above any tolerance, say).
+  replicated(device_group group, const T& value) : group_(std::move(group)) {
     const std::size_t k = group_.size();
     for (std::size_t s = 0; s < k; ++s) {
       device_guard guard(group_.device(s));
       values_.emplace_back(1, group_.pool(s), group_.stream(s));
       partials_.emplace_back(k, group_.pool(s), group_.stream(s));
-      MULTIGPU_CUDA_TRY(cudaMemsetAsync(values_.back().data(), 0, sizeof(T), group_.stream(s)));
+      detail::fill_bytes(values_.back().data(), 1, &value, sizeof(T), group_.stream(s));
       MULTIGPU_CUDA_TRY(cudaMemsetAsync(partials_.back().data(), 0, partials_.back().size_bytes(), group_.stream(s)));
     }
   }
