@@ -5,6 +5,7 @@
 // slots of device 0, 4 slots host staged, and every device when there are several.
 #include <multigpu/mdarray.hpp>
 #include <multigpu/multigpu.hpp>
+#include <multigpu/testing/schedule.hpp>
 
 #include "support.hpp"
 
@@ -402,6 +403,77 @@ TEST(MdArrayStencil, OneAndFourDimensions) {
                                               false)));
     EXPECT_TRUE((check_stencil<4>(g.group, {5, 4, 6, 7}, 1, {periodic, fixed, periodic, fixed}, false,
                                   mg::stencil_schedule::overlapped)));
+  }
+}
+
+/// reach[a][b]: node b depends, through stream order and events, on node a.
+std::vector<std::vector<bool>> reachability(const mg::testing::schedule_graph& graph) {
+  const std::size_t n = graph.nodes.size();
+  std::vector<std::vector<std::size_t>> next(n);
+  for (const auto& [a, b] : graph.edges) next[a].push_back(b);
+  std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));
+  for (std::size_t from = 0; from < n; ++from) {
+    std::vector<std::size_t> todo{from};
+    while (!todo.empty()) {
+      const std::size_t at = todo.back();
+      todo.pop_back();
+      for (std::size_t b : next[at])
+        if (!reach[from][b]) {
+          reach[from][b] = true;
+          todo.push_back(b);
+        }
+    }
+  }
+  return reach;
+}
+
+TEST(MdArrayStencil, TheInteriorDoesNotWaitForTheHalos) {
+  // The promise of the overlapped schedule, read from the recorded schedule: no interior launch
+  // depends on any part of the exchange, every boundary launch depends on its tile's unpack;
+  // exchange_first makes every launch wait for the exchange.
+  for (const auto& g : md_shapes()) {
+    if (g.group.size() < 2) continue;
+    SCOPED_TRACE(g.name);
+    mg::mdarray_options<long long, 2> o;
+    o.halo = {1, 1};
+    o.boundaries = {{{bk::periodic}, {bk::periodic}}};
+    mg::distributed_mdarray<long long, 2> a({64, 64}, 1LL, g.group, o), b({64, 64}, 0LL, g.group, a.options());
+    const weighted_stencil<2> f{1, true};
+    mg::stencil_transform(a, b, f);  // builds the exchange's buffers and streams
+    g.group.synchronize();
+    for (auto schedule : {mg::stencil_schedule::overlapped, mg::stencil_schedule::exchange_first}) {
+      mg::testing::schedule_recording recording;
+      mg::stencil_transform(a, b, f, schedule);
+      const auto graph = recording.graph();
+      const auto reach = reachability(graph);
+      const auto is_exchange = [&](std::size_t k) { return graph.nodes[k].label.rfind("mdarray halo", 0) == 0; };
+      std::size_t interior = 0, boundary = 0, unpacks = 0;
+      for (std::size_t k = 0; k < graph.nodes.size(); ++k) {
+        const std::string& label = graph.nodes[k].label;
+        unpacks += label == "mdarray halo unpack" ? 1 : 0;
+        if (label == "mdarray stencil interior") {
+          ++interior;
+          for (std::size_t e = 0; e < graph.nodes.size(); ++e)
+            EXPECT_FALSE(is_exchange(e) && reach[e][k]) << "the interior waits for " << graph.nodes[e].label;
+        }
+        if (label == "mdarray stencil boundary" || label == "mdarray stencil") {
+          ++boundary;
+          bool after_unpack = false;
+          for (std::size_t e = 0; e < graph.nodes.size(); ++e)
+            after_unpack = after_unpack || (graph.nodes[e].label == "mdarray halo unpack" && reach[e][k] &&
+                                            graph.nodes[e].stream != graph.nodes[k].stream);
+          EXPECT_TRUE(after_unpack) << label << " does not wait for the halos";
+        }
+      }
+      EXPECT_EQ(unpacks, g.group.size());
+      if (schedule == mg::stencil_schedule::overlapped) {
+        EXPECT_EQ(interior, g.group.size());
+        EXPECT_GE(boundary, g.group.size());
+      } else {
+        EXPECT_EQ(interior, 0u);
+        EXPECT_EQ(boundary, g.group.size());
+      }
+    }
   }
 }
 
