@@ -1,0 +1,133 @@
+// Stencils on distributed N-D arrays against a hand-written single-GPU kernel on one padded
+// array (as NVIDIA's multi-GPU programming-models Jacobi writes it), both in the same run:
+// 2-D 5-point on 16384² floats and 3-D 7-point on 512³ floats, periodic, halo 1. Rows: 1 slot,
+// 4 slots of GPU 0 and every GPU (when there are several), each overlapped (interior while the
+// halos move) and exchange-first. ratio_vs_baseline = baseline time / our time; the 4-slot
+// against 1-slot ratio is the quotient of two rows' ours_ms from the same run.
+//
+// Arguments: {shape, overlapped}.
+
+#include "bench_support.hpp"
+
+#include <multigpu/mdarray.hpp>
+
+namespace {
+
+using namespace bench;
+
+struct five_point {
+  __device__ float operator()(const mg::stencil_accessor<float, 2>& u) const {
+    return 0.25f * (u(-1, 0) + u(1, 0) + u(0, -1) + u(0, 1));
+  }
+};
+struct seven_point {
+  __device__ float operator()(const mg::stencil_accessor<float, 3>& u) const {
+    return (1.0f / 6.0f) * (u(-1, 0, 0) + u(1, 0, 0) + u(0, -1, 0) + u(0, 1, 0) + u(0, 0, -1) + u(0, 0, 1));
+  }
+};
+
+/// The baseline: one (n + 2)² array with its frame, one thread per interior point.
+__global__ void five_point_kernel(const float* in, float* out, std::size_t n) {
+  const std::size_t j = blockIdx.x * blockDim.x + threadIdx.x + 1;
+  const std::size_t i = blockIdx.y * blockDim.y + threadIdx.y + 1;
+  const std::size_t pitch = n + 2;
+  if (i <= n && j <= n)
+    out[i * pitch + j] = 0.25f * (in[(i - 1) * pitch + j] + in[(i + 1) * pitch + j] + in[i * pitch + j - 1] +
+                                  in[i * pitch + j + 1]);
+}
+__global__ void seven_point_kernel(const float* in, float* out, std::size_t n) {
+  const std::size_t k = blockIdx.x * blockDim.x + threadIdx.x + 1;
+  const std::size_t j = blockIdx.y * blockDim.y + threadIdx.y + 1;
+  const std::size_t p = n + 2;
+  for (std::size_t i = blockIdx.z + 1; i <= n; i += gridDim.z)
+    if (j <= n && k <= n) {
+      const std::size_t c = (i * p + j) * p + k;
+      out[c] = (1.0f / 6.0f) * (in[c - p * p] + in[c + p * p] + in[c - p] + in[c + p] + in[c - 1] + in[c + 1]);
+    }
+}
+
+template <std::size_t Rank>
+void stencil(benchmark::State& state) {
+  if (skip_without_gpu(state)) return;
+  const std::int64_t shape = state.range(0);
+  const bool overlapped = state.range(1) != 0;
+  const mg::device_group g = group_for(shape);
+  state.SetLabel(shape_name(shape) + (overlapped ? ", overlapped" : ", exchange first"));
+  const std::size_t n = Rank == 2 ? 16384 : 512;
+  mg::md_index<Rank> extents;
+  extents.fill(n);
+  std::size_t points = 1, padded = 1;
+  for (std::size_t d = 0; d < Rank; ++d) {
+    points *= n;
+    padded *= n + 2;
+  }
+  {
+    mg::mdarray_options<float, Rank> o;
+    o.halo.fill(1);
+    for (auto& b : o.boundaries) b.kind = mg::boundary_kind::periodic;
+    mg::distributed_mdarray<float, Rank> a(extents, 1.0f, g, o), b(extents, 0.0f, g, a.options());
+    const auto schedule = overlapped ? mg::stencil_schedule::overlapped : mg::stencil_schedule::exchange_first;
+    mg::device_guard guard(0);
+    cudaStream_t stream = nullptr;
+    MULTIGPU_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    float* in = nullptr;
+    float* out = nullptr;
+    MULTIGPU_CUDA_TRY(cudaMallocAsync(&in, padded * sizeof(float), stream));
+    MULTIGPU_CUDA_TRY(cudaMallocAsync(&out, padded * sizeof(float), stream));
+    MULTIGPU_CUDA_TRY(cudaMemsetAsync(in, 0, padded * sizeof(float), stream));
+    auto ours = [&] {
+      if constexpr (Rank == 2)
+        mg::stencil_transform(a, b, five_point{}, schedule);
+      else
+        mg::stencil_transform(a, b, seven_point{}, schedule);
+    };
+    auto baseline = [&] {
+      if constexpr (Rank == 2) {
+        const dim3 block(32, 8), grid(static_cast<unsigned>((n + 31) / 32), static_cast<unsigned>((n + 7) / 8));
+        five_point_kernel<<<grid, block, 0, stream>>>(in, out, n);
+      } else {
+        const dim3 block(32, 8), grid(static_cast<unsigned>((n + 31) / 32), static_cast<unsigned>((n + 7) / 8),
+                                      static_cast<unsigned>(n));
+        seven_point_kernel<<<grid, block, 0, stream>>>(in, out, n);
+      }
+    };
+    for (int i = 0; i < 3; ++i) {
+      ours();
+      baseline();
+    }
+    double ours_ms = 0, baseline_ms = 0;
+    std::int64_t calls = 0;
+    for (auto _ : state) {
+      const double mine = time_group_ms(g, ours);
+      baseline_ms += time_stream_ms(stream, baseline);
+      ours_ms += mine;
+      ++calls;
+      state.SetIterationTime(mine / 1000.0);
+    }
+    const double bytes = 2.0 * static_cast<double>(points) * sizeof(float);
+    state.SetBytesProcessed(static_cast<std::int64_t>(bytes * static_cast<double>(calls)));
+    state.counters["ours_ms"] = benchmark::Counter(ours_ms / static_cast<double>(calls));
+    state.counters["baseline_ms"] = benchmark::Counter(baseline_ms / static_cast<double>(calls));
+    state.counters["ratio_vs_baseline"] = benchmark::Counter(baseline_ms / ours_ms);
+    MULTIGPU_CUDA_TRY(cudaFreeAsync(in, stream));
+    MULTIGPU_CUDA_TRY(cudaFreeAsync(out, stream));
+    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream));
+    MULTIGPU_CUDA_TRY(cudaStreamDestroy(stream));
+  }
+  release_cached(g);
+}
+
+void stencil_args(benchmark::internal::Benchmark* b) {
+  std::vector<std::int64_t> shapes{1, 4};
+  if (mg::visible_device_count() > 1) shapes.push_back(0);
+  for (std::int64_t shape : shapes)
+    for (std::int64_t overlapped : {1, 0}) b->Args({shape, overlapped});
+  b->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+}
+
+BENCHMARK(stencil<2>)->Name("stencil_2d_5point_16384")->Apply(stencil_args);
+BENCHMARK(stencil<3>)->Name("stencil_3d_7point_512")->Apply(stencil_args);
+
+}  // namespace
+
+BENCHMARK_MAIN();
