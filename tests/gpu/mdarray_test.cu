@@ -2,7 +2,8 @@
 // exchange (faces, edges, corners; periodic, fixed and none), stencils (5/9-point in 2-D, 7/27-point
 // in 3-D) in both schedules, the algorithm set, copies between layouts, for_each_tile, replicated
 // scalars over 100 iterations without a host wait, and bad input. Group shapes: 1, 2, 4 and 8
-// slots of device 0, 4 slots host staged, and every device when there are several.
+// slots of device 0, 4 slots host staged, 3 slots with graph dispatch, and every device when
+// there are several.
 #include <multigpu/mdarray.hpp>
 #include <multigpu/multigpu.hpp>
 #include <multigpu/testing/schedule.hpp>
@@ -40,6 +41,9 @@ const std::vector<md_shape>& md_shapes() {
     s.push_back({"{0 x4}", mg::device_group(std::vector<int>(4, 0))});
     s.push_back({"{0 x8}", mg::device_group(std::vector<int>(8, 0))});
     s.push_back({"{0 x4} host staged", mg::device_group(std::vector<int>(4, 0), {mg::peer_policy::host_staged})});
+    // Three slots: a grid of 3 x 1; and a group whose collectives replay graphs (the N-D calls
+    // enqueue as under caller_thread).
+    s.push_back({"{0,0,0} graph", mg::device_group({0, 0, 0}, {.dispatch = mg::dispatch_policy::graph})});
     if (mg::visible_device_count() > 1) {
       s.push_back({"all devices", mg::device_group::all()});
       s.push_back({"all devices host staged", mg::device_group::all({mg::peer_policy::host_staged})});
