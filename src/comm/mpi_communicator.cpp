@@ -26,8 +26,9 @@ constexpr int message_tag = 0x6d67;
 constexpr int exchange_tag = 0x6d68;
 // A message cut into pieces (pieces, below) sends every piece but the last under this tag
 // plus the message's own, and the last under the message's tag: a message of one piece is a
-// plain message, and a receiver that cut the bytes differently gets a last piece of another
-// size (comm_error) instead of a stray piece in its next message.
+// plain message. As in MPI, sender and receiver must agree on the size; where they do not,
+// a last piece of another size is caught (comm_error), while one that happens to be as long
+// as the expected last piece is not.
 constexpr int piece_tag_offset = 0x100;
 
 /// The default largest message: 1 GiB, well inside MPI's int counts and clear of the 2 GiB
@@ -354,6 +355,12 @@ void mpi_communicator::complete(const char* call, const char* blocking_name, con
   wait(&request, 1, call);
 }
 
+void mpi_communicator::reserve_staging(std::size_t send_bytes, std::size_t recv_bytes) {
+  if (cuda_aware_) return;
+  if (send_stage_.size() < send_bytes) send_stage_ = pinned_buffer(send_bytes, pinned_buffer::mapping::none);
+  if (recv_stage_.size() < recv_bytes) recv_stage_ = pinned_buffer(recv_bytes, pinned_buffer::mapping::none);
+}
+
 void mpi_communicator::set_max_message_bytes(std::size_t bytes) {
   MULTIGPU_EXPECTS(bytes > 0 && bytes <= static_cast<std::size_t>(INT_MAX),
                    detail::concat("mpi_communicator::set_max_message_bytes: ", bytes,
@@ -455,6 +462,8 @@ void mpi_communicator::send_recv_bytes(const void* send, std::size_t send_bytes,
     // Larger than one message: both directions in pieces, posted at once and waited for
     // together. Sender and receiver cut the same byte count the same way.
     const pieces out{send_bytes, max_message_}, in{recv_bytes, max_message_};
+    // Staged before any receive is posted: a failure here leaves nothing pending.
+    const auto* s = send_to == -1 ? nullptr : static_cast<const std::byte*>(buffers.in(send, send_bytes));
     std::vector<MPI_Request> requests;
     std::vector<MPI_Status> statuses;
     const std::size_t receives = recv_from == -1 ? 0 : in.count();
@@ -466,7 +475,6 @@ void mpi_communicator::send_recv_bytes(const void* send, std::size_t send_bytes,
             "MPI_Irecv");
     }
     if (send_to != -1) {
-      const auto* s = static_cast<const std::byte*>(buffers.in(send, send_bytes));
       for (std::size_t i = 0; i < out.count(); ++i) {
         requests.push_back(MPI_REQUEST_NULL);
         check(MPI_Isend(s + out.offset(i), out.size(i), MPI_BYTE, send_to, out.tag(i, message_tag), comm_,
@@ -552,6 +560,13 @@ void mpi_communicator::all_to_all_v_bytes(const void* send, std::span<const std:
   // is an int: every receive posted, then every send, each block in pieces of at most
   // max_message_bytes(). A rank knows what it sends and receives, so the pieces pair up with
   // no agreement. The block to itself is a copy.
+  // The block to itself first: a copy that fails leaves no request pending.
+  if (send_counts[rank_] > 0) {
+    std::byte* to = r + recv_displs[rank_];
+    const std::byte* from = s + send_displs[rank_];
+    if (cuda_aware_ && !host_buffers()) detail::copy_bytes(to, from, send_counts[rank_], stream);
+    else std::memmove(to, from, send_counts[rank_]);
+  }
   std::vector<MPI_Request> requests;
   std::vector<MPI_Status> statuses;
   std::vector<std::pair<std::size_t, int>> expected;  // per receive: its block's bytes and sender
@@ -580,12 +595,6 @@ void mpi_communicator::all_to_all_v_bytes(const void* send, std::span<const std:
                       &requests.back()),
             "MPI_Isend");
     }
-  }
-  if (send_counts[rank_] > 0) {
-    std::byte* to = r + recv_displs[rank_];
-    const std::byte* from = s + send_displs[rank_];
-    if (cuda_aware_ && !host_buffers()) detail::copy_bytes(to, from, send_counts[rank_], stream);
-    else std::memmove(to, from, send_counts[rank_]);
   }
   wait_all(requests, statuses, "all_to_all_v");
   for (std::size_t i = 0; i < receives; ++i) {

@@ -154,6 +154,17 @@ TEST(TeamFaults, EveryAlgorithmEndsOnEveryRank) {
     fill(*v, key_of);
     n = v->size();
   };
+  // The exchange paths: each one on every rank, and rank 0 through host memory while the
+  // others go device to device (the paths make the same calls, so ranks may differ).
+  enum class paths { device, host, mixed };
+  auto use = [&](paths p) {
+    const bool host = p == paths::host || (p == paths::mixed && me == 0);
+    t.set_exchange(host ? mg::exchange_path::host : mg::exchange_path::automatic);
+  };
+  auto keys_on_device_path = [&] {
+    use(paths::device);
+    keys();
+  };
   auto host_keys = [&] {
     std::vector<int> h(n);
     for (std::size_t i = 0; i < n; ++i) h[i] = key_of(i);
@@ -166,36 +177,36 @@ TEST(TeamFaults, EveryAlgorithmEndsOnEveryRank) {
   std::optional<mg::team_vector<int>> result;
 
   std::vector<team_case> cases;
-  cases.push_back({"reduce", keys, [&] { sum = mg::reduce(*v, 0); },
+  cases.push_back({"reduce", keys_on_device_path, [&] { sum = mg::reduce(*v, 0); },
                    [&] { auto h = host_keys(); EXPECT_EQ(*sum, std::accumulate(h.begin(), h.end(), 0)); }});
-  cases.push_back({"inclusive_scan", keys, [&] { mg::inclusive_scan(*v, *v); },
+  cases.push_back({"inclusive_scan", keys_on_device_path, [&] { mg::inclusive_scan(*v, *v); },
                    [&] {
                      auto h = host_keys();
                      std::inclusive_scan(h.begin(), h.end(), h.begin());
                      EXPECT_EQ(mg::to_vector(*v), h);
                    }});
-  cases.push_back({"count_if", keys, [&] { counted = mg::count_if(*v, positive{}); },
+  cases.push_back({"count_if", keys_on_device_path, [&] { counted = mg::count_if(*v, positive{}); },
                    [&] {
                      auto h = host_keys();
                      EXPECT_EQ(*counted, static_cast<std::size_t>(std::count_if(h.begin(), h.end(), [](int x) { return x > 0; })));
                    }});
-  cases.push_back({"min_element", keys, [&] { sum = mg::min_element(*v)->value; },
+  cases.push_back({"min_element", keys_on_device_path, [&] { sum = mg::min_element(*v)->value; },
                    [&] { auto h = host_keys(); EXPECT_EQ(*sum, *std::min_element(h.begin(), h.end())); }});
-  cases.push_back({"to_vector", keys, [&] { gathered = mg::to_vector(*v); }, [&] { EXPECT_EQ(gathered, host_keys()); }});
-  cases.push_back({"to_vector at the last rank", keys, [&] { gathered = mg::to_vector(*v, ranks - 1); },
+  cases.push_back({"to_vector", keys_on_device_path, [&] { gathered = mg::to_vector(*v); }, [&] { EXPECT_EQ(gathered, host_keys()); }});
+  cases.push_back({"to_vector at the last rank", keys_on_device_path, [&] { gathered = mg::to_vector(*v, ranks - 1); },
                    [&] { EXPECT_EQ(gathered, me == ranks - 1 ? host_keys() : std::vector<int>{}); }});
-  for (const mg::exchange_path path : {mg::exchange_path::automatic, mg::exchange_path::host}) {
-    const std::string how = path == mg::exchange_path::host ? " (host path)" : " (device path)";
+  for (const paths path : {paths::device, paths::host, paths::mixed}) {
+    const std::string how = path == paths::host ? " (host path)" : path == paths::device ? " (device path)" : " (mixed paths)";
     cases.push_back({"redistribute" + how,
                      [&, path] {
-                       t.set_exchange(path);
+                       use(path);
                        keys();
                        w.emplace(mg::team_vector<int>::block(t, n, one));
                      },
                      [&] { mg::redistribute(*v, *w); }, [&] { EXPECT_EQ(mg::to_vector(*w), host_keys()); }});
     cases.push_back({"sort" + how,
                      [&, path] {
-                       t.set_exchange(path);
+                       use(path);
                        keys();
                      },
                      [&] { mg::sort(*v); },
@@ -206,7 +217,7 @@ TEST(TeamFaults, EveryAlgorithmEndsOnEveryRank) {
                      }});
     cases.push_back({"sort_by_key" + how,
                      [&, path] {
-                       t.set_exchange(path);
+                       use(path);
                        keys();
                        vals.emplace(t, local, one);
                        std::vector<std::uint64_t> h(local);
@@ -222,16 +233,16 @@ TEST(TeamFaults, EveryAlgorithmEndsOnEveryRank) {
                        EXPECT_EQ(mg::to_vector(*vals), order);
                      }});
   }
-  t.set_exchange(mg::exchange_path::automatic);
   cases.push_back({"equal across layouts",
                    [&] {
-                     keys();
+                     keys_on_device_path();
                      w.emplace(mg::team_vector<int>::block(t, n, one));
                      fill(*w, key_of);
                    },
                    [&] { same = mg::equal(*v, *w); }, [&] { EXPECT_TRUE(*same); }});
   cases.push_back({"lower_bound",
                    [&] {
+                     use(paths::device);
                      v.emplace(t, local, one);
                      mg::iota(*v, 0);
                      n = v->size();
@@ -240,7 +251,7 @@ TEST(TeamFaults, EveryAlgorithmEndsOnEveryRank) {
                    [&] { EXPECT_EQ(*bound, std::min<std::size_t>(n, 1500)); }});
   cases.push_back({"gather",
                    [&] {
-                     keys();
+                     keys_on_device_path();
                      map.emplace(t, local, one);
                      fill(*map, [&](std::size_t i) { return static_cast<int>((i * 7919) % n); });
                      out.emplace(t, local, one);
@@ -254,7 +265,7 @@ TEST(TeamFaults, EveryAlgorithmEndsOnEveryRank) {
                    }});
   cases.push_back({"scatter",
                    [&] {
-                     keys();
+                     keys_on_device_path();
                      map.emplace(t, local, one);
                      fill(*map, [&](std::size_t i) { return static_cast<int>(n - 1 - i); });  // a permutation
                      out.emplace(mg::team_vector<int>::block(t, n, one));
@@ -265,7 +276,7 @@ TEST(TeamFaults, EveryAlgorithmEndsOnEveryRank) {
                      std::reverse(h.begin(), h.end());
                      EXPECT_EQ(mg::to_vector(*out), h);
                    }});
-  cases.push_back({"copy_if then rebalance", keys,
+  cases.push_back({"copy_if then rebalance", keys_on_device_path,
                    [&] {
                      auto kept = mg::copy_if(*v, multiple_of_3{});
                      result.emplace(mg::rebalance(kept));
@@ -278,6 +289,7 @@ TEST(TeamFaults, EveryAlgorithmEndsOnEveryRank) {
                    }});
   cases.push_back({"exchange_halos",
                    [&] {
+                     use(paths::device);
                      v.emplace(t, local, one, mg::halo{2, true});
                      fill(*v, key_of);
                    },

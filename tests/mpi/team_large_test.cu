@@ -36,6 +36,13 @@ constexpr double gib = double(1u << 30);
 /// machine, so the free memory must hold every rank's share) and `host_bytes` of free host
 /// memory; otherwise `why` says what is short.
 bool room_for(std::size_t device_bytes, std::size_t host_bytes, std::string& why) {
+  // The device pool keeps what earlier tests freed until it is trimmed.
+  {
+    const mg::device_group g({test_device()});
+    g.synchronize();
+    g.pool(0).trim(0);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
   std::size_t free = 0, total = 0;
   if (cudaMemGetInfo(&free, &total) != cudaSuccess) free = 0;
   const int ranks = world_size();

@@ -122,6 +122,15 @@ class communicator {
     return false;
   }
 
+  /// Makes ready what a coming call on device buffers of these sizes needs besides the
+  /// buffers (the MPI engine's pinned staging when MPI is not CUDA-aware), so that running out
+  /// of memory happens here, in a step the caller can agree on with its peers (team.hpp),
+  /// rather than inside the collective while the peers wait. Nothing by default.
+  virtual void reserve_staging(std::size_t send_bytes, std::size_t recv_bytes) {
+    (void)send_bytes;
+    (void)recv_bytes;
+  }
+
   /// How long a call waits for its peers. The default is 300 s, or MULTIGPU_COMM_TIMEOUT_S
   /// seconds when that variable is set. What happens then depends on the engine: the MPI
   /// communicator's watchdog ends the job with a message naming the stuck call (or throws

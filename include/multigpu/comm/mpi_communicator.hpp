@@ -77,6 +77,10 @@ class mpi_communicator final : public communicator {
   /// std::invalid_argument unless 1 <= bytes <= INT_MAX.
   void set_max_message_bytes(std::size_t bytes);
 
+  /// Grows the pinned staging buffers to these sizes when device buffers are staged (MPI not
+  /// CUDA-aware); nothing otherwise.
+  void reserve_staging(std::size_t send_bytes, std::size_t recv_bytes) override;
+
   using communicator::all_gather_bytes;
   void all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream = nullptr) override;
   using communicator::all_reduce;

@@ -18,8 +18,9 @@
 // next exchange (detail::agreed_step, team_vector.hpp: one all_reduce of a status word, or
 // the status carried in the next exchange's own message), so that a step that fails on one
 // rank ends the call on every rank: that rank throws its own error, the others comm_error
-// naming it and the step. A step after a call's last exchange fails on its own rank only;
-// no rank waits for it, and the team stays usable.
+// naming it and the step. Where a local step follows a call's last exchange (a local sort
+// or scan, an upload), it is agreed too, so that a call completes on every rank or throws on
+// every rank; the team stays usable either way.
 //
 // Threads: a team's collective operations run one at a time, from one thread per rank (as
 // the communicator's calls do).

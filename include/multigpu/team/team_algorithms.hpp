@@ -191,12 +191,15 @@ void inclusive_scan(const team_vector<T>& in, team_vector<T>& out, Op op = {}) {
   detail::expect_same_layout("inclusive_scan", in, out);
   const auto totals = detail::gather_collective<T>(in.team(), team_operation::inclusive_scan, sizeof(T),
                                                    [&] { return detail::scan_partial(in, op); });
-  if (in.local().empty()) return;
-  const std::optional<T> carry = rank_carries<T>(totals, op)[static_cast<std::size_t>(in.rank())];
-  if (carry)
-    inclusive_scan(in.local().begin(), in.local().end(), out.local().begin(), op, *carry);
-  else
-    inclusive_scan(in.local(), out.local(), op);
+  // The local scan after the exchange is agreed too, so that the call ends alike everywhere.
+  detail::agreed_step(in.team(), team_operation::inclusive_scan, "local scan", [&] {
+    if (in.local().empty()) return;
+    const std::optional<T> carry = rank_carries<T>(totals, op)[static_cast<std::size_t>(in.rank())];
+    if (carry)
+      inclusive_scan(in.local().begin(), in.local().end(), out.local().begin(), op, *carry);
+    else
+      inclusive_scan(in.local(), out.local(), op);
+  });
 }
 
 /// out[i] = init op in[0] op ... op in[i-1] in global order (out[0] = init).
@@ -205,9 +208,11 @@ void exclusive_scan(const team_vector<T>& in, team_vector<T>& out, std::type_ide
   detail::expect_same_layout("exclusive_scan", in, out);
   const auto totals = detail::gather_collective<T>(in.team(), team_operation::exclusive_scan, sizeof(T),
                                                    [&] { return detail::scan_partial(in, op); });
-  if (in.local().empty()) return;
-  const std::optional<T> carry = rank_carries<T>(totals, op)[static_cast<std::size_t>(in.rank())];
-  exclusive_scan(in.local(), out.local(), carry ? op(init, *carry) : init, op);
+  detail::agreed_step(in.team(), team_operation::exclusive_scan, "local scan", [&] {
+    if (in.local().empty()) return;
+    const std::optional<T> carry = rank_carries<T>(totals, op)[static_cast<std::size_t>(in.rank())];
+    exclusive_scan(in.local(), out.local(), carry ? op(init, *carry) : init, op);
+  });
 }
 
 template <class T, class Pred>
@@ -250,26 +255,39 @@ void redistribute(const team_vector<T>& from, team_vector<T>& to) {
                                                             to.size(), " elements"));
   if (&from == &to) return;
   const redistribution_plan plan = plan_redistribution(from.layout(), to.layout(), static_cast<std::size_t>(from.rank()));
-  if (detail::exchange_on_device(from.team(), from.local(), to.local())) {
-    // The communicator orders its call after `to`'s stream; `from`'s is waited for here.
-    detail::run_collective(from.team(), team_operation::redistribute, sizeof(T),
-                           [&] { from.local().group().synchronize(); });
-    from.team().comm().all_to_all_v(detail::one_slot_data(from.local()), std::span<const std::size_t>(plan.send_counts),
-                                    std::span<const std::size_t>(plan.send_displs), detail::one_slot_data(to.local()),
-                                    std::span<const std::size_t>(plan.recv_counts),
-                                    std::span<const std::size_t>(plan.recv_displs), to.local().group().stream(0));
-    return;
-  }
-  // The local step makes both host buffers, so that an allocation that fails on one rank
-  // fails the call on every rank before the exchange.
-  auto [mine, theirs] = detail::run_collective(from.team(), team_operation::redistribute, sizeof(T), [&] {
-    return std::pair<std::vector<T>, std::vector<T>>(to_vector(from.local()), std::vector<T>(to.local_size()));
+  const team& t = from.team();
+  constexpr team_operation op = team_operation::redistribute;
+  const bool on_device = detail::exchange_on_device(t, from.local(), to.local());
+  // Both paths make the same calls, so ranks may take different ones: the entry after a local
+  // step that makes everything the exchange needs (so that a failure there fails the call on
+  // every rank first), one all_to_all_v, and an agreed step that puts what arrived in place.
+  auto [mine, theirs] = detail::run_collective(t, op, sizeof(T), [&] {
+    std::pair<std::vector<T>, std::vector<T>> host;
+    if (on_device) {
+      // The communicator's call follows `to`'s stream; `from`'s is waited for here, and the
+      // MPI engine's staging is made here.
+      from.local().group().synchronize();
+      to.local().group().synchronize();
+      t.comm().reserve_staging(from.local_size() * sizeof(T), to.local_size() * sizeof(T));
+    } else {
+      host.first = to_vector(from.local());
+      host.second.resize(to.local_size());
+    }
+    return host;
   });
-  from.team().comm().all_to_all_v(host_memory, mine.data(), std::span<const std::size_t>(plan.send_counts),
-                                  std::span<const std::size_t>(plan.send_displs), theirs.data(),
-                                  std::span<const std::size_t>(plan.recv_counts),
-                                  std::span<const std::size_t>(plan.recv_displs));
-  to.local().upload(0, theirs.data(), theirs.size());
+  if (on_device)
+    t.comm().all_to_all_v(detail::one_slot_data(from.local()), std::span<const std::size_t>(plan.send_counts),
+                          std::span<const std::size_t>(plan.send_displs), detail::one_slot_data(to.local()),
+                          std::span<const std::size_t>(plan.recv_counts),
+                          std::span<const std::size_t>(plan.recv_displs), to.local().group().stream(0));
+  else
+    t.comm().all_to_all_v(host_memory, mine.data(), std::span<const std::size_t>(plan.send_counts),
+                          std::span<const std::size_t>(plan.send_displs), theirs.data(),
+                          std::span<const std::size_t>(plan.recv_counts),
+                          std::span<const std::size_t>(plan.recv_displs));
+  detail::agreed_step(t, op, "upload", [&] {
+    if (!on_device) to.local().upload(0, theirs.data(), theirs.size());
+  });
 }
 
 /// Same size and elements, in global order; a and b on one team (std::invalid_argument
@@ -381,28 +399,31 @@ void exchange_halos(team_vector<T>& v) {
   v.team().comm().all_to_all_v(host_memory, send.data(), std::span<const std::size_t>(send_counts),
                                std::span<const std::size_t>(send_displs), recv.data(),
                                std::span<const std::size_t>(recv_counts), std::span<const std::size_t>(recv_displs));
-  // Each received block goes into the halo storage beside this rank's outer segments.
-  std::vector<segment_view<T>> segments;
-  for (std::size_t s = 0; s < v.local().segment_count(); ++s) segments.push_back(v.local().segment(s));
-  const segment_view<T>* first = nullptr;
-  const segment_view<T>* last = nullptr;
-  for (const segment_view<T>& s : segments)
-    if (!s.empty()) {
-      if (first == nullptr) first = &s;
-      last = &s;
-    }
-  std::size_t at = 0;
-  for (std::size_t src = 0; src < ranks; ++src)
-    for (const halo_move& m : moves)
-      if (m.dst_slot == me && m.src_slot == src) {
-        const segment_view<T>& s = m.to_left ? *first : *last;
-        T* target = m.to_left ? s.data() - width : s.data() + s.size();
-        device_guard guard(s.device());
-        MULTIGPU_CUDA_TRY(cudaMemcpyAsync(target, recv.data() + at, m.count * sizeof(T), cudaMemcpyHostToDevice,
-                                          s.stream()));
-        MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s.stream()));  // `recv` is freed on return
-        at += m.count;
+  // Each received block goes into the halo storage beside this rank's outer segments (an
+  // agreed step, so that the call ends alike on every rank).
+  detail::agreed_step(v.team(), team_operation::exchange_halos, "copy into the halos", [&] {
+    std::vector<segment_view<T>> segments;
+    for (std::size_t s = 0; s < v.local().segment_count(); ++s) segments.push_back(v.local().segment(s));
+    const segment_view<T>* first = nullptr;
+    const segment_view<T>* last = nullptr;
+    for (const segment_view<T>& s : segments)
+      if (!s.empty()) {
+        if (first == nullptr) first = &s;
+        last = &s;
       }
+    std::size_t at = 0;
+    for (std::size_t src = 0; src < ranks; ++src)
+      for (const halo_move& m : moves)
+        if (m.dst_slot == me && m.src_slot == src) {
+          const segment_view<T>& s = m.to_left ? *first : *last;
+          T* target = m.to_left ? s.data() - width : s.data() + s.size();
+          device_guard guard(s.device());
+          MULTIGPU_CUDA_TRY(cudaMemcpyAsync(target, recv.data() + at, m.count * sizeof(T), cudaMemcpyHostToDevice,
+                                            s.stream()));
+          MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s.stream()));  // `recv` is freed on return
+          at += m.count;
+        }
+  });
 }
 
 }  // namespace multigpu

@@ -3,7 +3,8 @@
 // output[map[i]] = input[i], where the index and the element may live on different ranks.
 // Contains device code: include it (or team_algorithms.hpp) from CUDA translation units.
 //
-// Both are a check, then three exchanges through host memory:
+// Both are a check, then three exchanges through host memory (every rank-local step between
+// them, and the last one, agreed by every rank: team.hpp):
 //   1. every rank checks its part of the map; one all_gather carries each rank's first bad
 //      index with the collective's stamp, so an index outside the target throws
 //      std::out_of_range on every rank, naming it, before anything is written;
@@ -44,14 +45,16 @@ template <class I>
 std::vector<std::uint64_t> checked_global_indices(const char* algorithm, team_operation op, std::size_t element_size,
                                                   const team_vector<I>& map, std::size_t bound) {
   static_assert(std::is_integral_v<I>, "the map holds integer indices");
-  std::vector<I> host;
+  // The local step reads and converts the map: every allocation is made before the entry.
+  std::vector<std::uint64_t> global;
   const auto bad = gather_collective<bad_index>(map.team(), op, element_size, [&]() -> std::optional<bad_index> {
-    host = to_vector(map.local());
+    const std::vector<I> host = to_vector(map.local());
     for (std::size_t i = 0; i < host.size(); ++i) {
       const bool negative = std::is_signed_v<I> && host[i] < I(0);
       if (negative || static_cast<std::uint64_t>(host[i]) >= bound)
         return bad_index{map.offset() + i, static_cast<std::int64_t>(host[i])};
     }
+    global.assign(host.begin(), host.end());
     return std::nullopt;
   });
   for (std::size_t r = 0; r < bad.size(); ++r)
@@ -59,7 +62,7 @@ std::vector<std::uint64_t> checked_global_indices(const char* algorithm, team_op
       throw std::out_of_range(concat(algorithm, ": map[", bad[r]->position, "] = ", bad[r]->value,
                                      " is outside a vector of ", bound, " elements (on rank ", r,
                                      "); nothing was written"));
-  return std::vector<std::uint64_t>(host.begin(), host.end());
+  return global;
 }
 
 /// How many requests each rank sends this one (one all_gather of every rank's send counts,
@@ -127,9 +130,12 @@ void gather(const team_vector<I>& map, const team_vector<T>& input, team_vector<
                         std::span<const std::size_t>(asked_displs), grouped.data(),
                         std::span<const std::size_t>(routes.send_counts),
                         std::span<const std::size_t>(routes.send_displs));
-  std::vector<T> result(global.size());
-  for (std::size_t j = 0; j < grouped.size(); ++j) result[routes.position[j]] = grouped[j];
-  output.local().upload(0, result.data(), result.size());
+  // Put in order and in place: agreed, so that the call ends alike on every rank.
+  detail::agreed_step(t, op, "upload", [&] {
+    std::vector<T> result(global.size());
+    for (std::size_t j = 0; j < grouped.size(); ++j) result[routes.position[j]] = grouped[j];
+    output.local().upload(0, result.data(), result.size());
+  });
 }
 
 /// output[map[i]] = input[i] for every global i: map and input on one team with one layout,
@@ -176,11 +182,13 @@ void scatter(const team_vector<T>& input, const team_vector<I>& map, team_vector
   t.comm().all_to_all_v(host_memory, grouped.data(), std::span<const std::size_t>(routes.send_counts),
                         std::span<const std::size_t>(routes.send_displs), what.data(),
                         std::span<const std::size_t>(in_counts), std::span<const std::size_t>(in_displs));
-  // After the last exchange: a failure here is this rank's alone.
-  if (arriving == 0) return;
-  distributed_vector<T> arrived(arriving, output.local().group());
-  arrived.upload(0, what.data(), what.size());
-  scatter(arrived, where, output.local());
+  // The owners write what arrived: agreed, so that the call ends alike on every rank.
+  detail::agreed_step(t, op, "local scatter", [&] {
+    if (arriving == 0) return;
+    distributed_vector<T> arrived(arriving, output.local().group());
+    arrived.upload(0, what.data(), what.size());
+    scatter(arrived, where, output.local());
+  });
 }
 
 }  // namespace multigpu

@@ -196,65 +196,68 @@ void exchange_sorted_part(const team& t, const redistribution_plan& plan, const 
                         stream);
 }
 
-/// The same from and to device memory: `v` (one slot) is sent as it is, and what arrives goes
-/// to a vector of its layout (allocated in an agreed step) that then takes its place.
-template <class T>
-void exchange_sorted_part_on_device(const team& t, team_operation op, const redistribution_plan& plan,
-                                    distributed_vector<T>& v) {
-  std::optional<distributed_vector<T>> arrived;
-  agreed_step(t, op, "allocation", [&] { arrived.emplace(v.group(), v.layout(), v.halo()); });
-  // On the slot's stream, which the communicator's call follows.
-  exchange_sorted_part(t, plan, one_slot_data(std::as_const(v)), one_slot_data(*arrived), v.group().stream(0));
-  v.swap(*arrived);
-}
-
 /// The team sort after the local sort: the splits, the exchange of keys (and values along),
 /// and a stable local sort of what arrived. From device memory where the team's
-/// exchange_path allows it, else through host memory. Every rank-local step before an
-/// exchange is agreed (team.hpp), so a failure on one rank ends the sort on every rank.
+/// exchange_path allows it, else through host memory. Both paths make the same calls, so
+/// ranks may take different ones: an agreed copy to the host (nothing to copy on the device
+/// path), the split rounds, for the keys and then the values an agreed allocation and one
+/// all_to_all_v, and an agreed local sort of what arrived. A failure on one rank thus ends the
+/// sort on every rank (team.hpp).
 template <class K, class V, class Comp>
 void team_sort_sorted_parts(const team& t, team_operation op, const distribution& layout,
                             distributed_vector<K>& keys, distributed_vector<V>* values, Comp comp) {
   const bool on_device = values ? exchange_on_device(t, keys, *values) : exchange_on_device(t, keys);
   const auto me = static_cast<std::size_t>(t.rank());
-  if (on_device) {
-    const split_table splits = team_exact_splits<K>(t, op, device_sorted_part<K, Comp>{keys, comp}, layout, comp);
-    const redistribution_plan plan = plan_sorted_exchange(splits, me);
-    // What arrives goes to a vector of the same layout, which then takes the part's place;
-    // the values' vector is made only once the keys' old storage is gone.
-    exchange_sorted_part_on_device(t, op, plan, keys);
-    if (values) exchange_sorted_part_on_device(t, op, plan, *values);
-  } else {
-    const std::vector<K> host_keys = agreed_step(t, op, "copy to the host", [&] { return to_vector(keys); });
-    const split_table splits =
-        team_exact_splits<K>(t, op, host_sorted_part<K, Comp>{std::span<const K>(host_keys), comp}, layout, comp);
-    const redistribution_plan plan = plan_sorted_exchange(splits, me);
-    std::vector<K> keys_in;
-    std::vector<V> values_out, values_in;
+  const std::vector<K> host_keys =
+      agreed_step(t, op, "copy to the host", [&] { return on_device ? std::vector<K>{} : to_vector(keys); });
+  const split_table splits =
+      on_device ? team_exact_splits<K>(t, op, device_sorted_part<K, Comp>{keys, comp}, layout, comp)
+                : team_exact_splits<K>(t, op, host_sorted_part<K, Comp>{std::span<const K>(host_keys), comp}, layout, comp);
+  const redistribution_plan plan = plan_sorted_exchange(splits, me);
+  // One part (the keys, then the values): on the device path what arrives goes to a vector of
+  // the same layout that then takes the part's place (the values' one is made only once the
+  // keys' old storage is gone); on the host path to `arrived`, uploaded at the end.
+  auto exchange_part = [&](auto& part, auto& arrived, const auto* on_host) {
+    using T = typename std::remove_reference_t<decltype(part)>::value_type;
+    std::optional<distributed_vector<T>> replacement;
+    std::vector<T> copied;
     agreed_step(t, op, "allocation", [&] {
-      keys_in.resize(keys.size());
-      if (values) {
-        values_out = to_vector(*values);
-        values_in.resize(values->size());
+      const std::size_t bytes = part.size() * sizeof(T);
+      if (on_device) {
+        replacement.emplace(part.group(), part.layout(), part.halo());
+        t.comm().reserve_staging(bytes, bytes);  // the MPI engine's pinned staging, here and not in the exchange
+        part.group().synchronize();              // and the local sort's errors surface here too
+      } else {
+        if (on_host == nullptr) copied = to_vector(part);
+        arrived.resize(part.size());
       }
     });
-    t.comm().all_to_all_v(host_memory, host_keys.data(), std::span<const std::size_t>(plan.send_counts),
-                          std::span<const std::size_t>(plan.send_displs), keys_in.data(),
+    if (on_device) {
+      exchange_sorted_part(t, plan, one_slot_data(std::as_const(part)), one_slot_data(*replacement),
+                           part.group().stream(0));
+      part.swap(*replacement);
+      return;
+    }
+    const T* sent = on_host != nullptr ? on_host->data() : copied.data();
+    t.comm().all_to_all_v(host_memory, sent, std::span<const std::size_t>(plan.send_counts),
+                          std::span<const std::size_t>(plan.send_displs), arrived.data(),
                           std::span<const std::size_t>(plan.recv_counts),
                           std::span<const std::size_t>(plan.recv_displs));
+  };
+  std::vector<K> keys_in;
+  std::vector<V> values_in;
+  exchange_part(keys, keys_in, &host_keys);  // the keys are on the host already (host path)
+  if (values) exchange_part(*values, values_in, static_cast<const std::vector<V>*>(nullptr));
+  agreed_step(t, op, "local sort", [&] {
+    if (!on_device) {
+      keys.upload(0, keys_in.data(), keys_in.size());
+      if (values) values->upload(0, values_in.data(), values_in.size());
+    }
     if (values)
-      t.comm().all_to_all_v(host_memory, values_out.data(), std::span<const std::size_t>(plan.send_counts),
-                            std::span<const std::size_t>(plan.send_displs), values_in.data(),
-                            std::span<const std::size_t>(plan.recv_counts),
-                            std::span<const std::size_t>(plan.recv_displs));
-    // After the last exchange: a failure here is this rank's alone.
-    keys.upload(0, keys_in.data(), keys_in.size());
-    if (values) values->upload(0, values_in.data(), values_in.size());
-  }
-  if (values)
-    stable_sort_by_key(keys, *values, comp);
-  else
-    stable_sort(keys, comp);
+      stable_sort_by_key(keys, *values, comp);
+    else
+      stable_sort(keys, comp);
+  });
 }
 
 }  // namespace detail
