@@ -6,7 +6,10 @@
 #include "support.hpp"
 
 #include <multigpu/comm.hpp>
+#include <multigpu/team/team_algorithms.hpp>
 #include <multigpu/team/team_vector.hpp>
+
+#include <gtest/gtest.h>
 
 #include <functional>
 #include <memory>
@@ -60,6 +63,22 @@ std::vector<T> reference(std::size_t n, Value value) {
   std::vector<T> all(n);
   for (std::size_t i = 0; i < n; ++i) all[i] = value(i);
   return all;
+}
+
+/// Rank 0 calls count while the others call reduce: every rank must get comm_error naming the
+/// mismatch, nobody hangs, and the team stays in step for the next call. (Team sources are CUDA
+/// translation units, so this helper may use the team algorithms.)
+inline void expect_mismatch_detected(const multigpu::team& t) {
+  auto v = multigpu::team_vector<int>::block(t, 100, groups()[0]);
+  multigpu::iota(v, 0);
+  try {
+    if (t.rank() == 0) multigpu::count(v, 3);
+    else multigpu::reduce(v);
+    ADD_FAILURE() << "no mismatch reported";
+  } catch (const multigpu::comm_error& e) {
+    EXPECT_NE(std::string(e.what()).find("mismatch"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(multigpu::reduce(v), 4950) << "the team stays in step";
 }
 
 }  // namespace mg_test
