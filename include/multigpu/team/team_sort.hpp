@@ -21,6 +21,7 @@
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
+#include <multigpu/algorithm/detail/sort/bounds.hpp>
 #include <multigpu/algorithm/sort.hpp>
 #include <multigpu/team/team_plan.hpp>
 #include <multigpu/team/team_vector.hpp>
@@ -80,20 +81,9 @@ __global__ void bound_pivots(const T* sorted, std::uint64_t n, const T* pivots, 
   const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (i >= k) return;
   const T pivot = pivots[i];
-  std::uint64_t lo = 0, hi = n;
-  while (lo < hi) {
-    const std::uint64_t mid = lo + (hi - lo) / 2;
-    if (comp(sorted[mid], pivot)) lo = mid + 1;
-    else hi = mid;
-  }
-  counts[i].below = lo;
-  hi = n;
-  while (lo < hi) {
-    const std::uint64_t mid = lo + (hi - lo) / 2;
-    if (!comp(pivot, sorted[mid])) lo = mid + 1;
-    else hi = mid;
-  }
-  counts[i].through = lo;
+  const std::uint64_t below = bound_position(sorted, 0, n, pivot, comp, false);
+  counts[i].below = below;
+  counts[i].through = bound_position(sorted, below, n, pivot, comp, true);  // the upper bound is at or past it
 }
 
 /// The same part left on its device (a one-slot vector): a round reads its candidates with one

@@ -10,23 +10,32 @@
 #include <cuda/std/functional>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace multigpu::detail {
 
-/// *out = the first position p in the sorted x with !(x[p] < value) (lower) or
-/// value < x[p] (upper).
+/// The first position p in [lo, n) of the sorted x with !(x[p] < value) (lower) or
+/// value < x[p] (upper): a binary search from one thread. Shared by the bounds below and the
+/// team sort's pivot ranks (team_sort.hpp).
 template <class T, class Comp>
-__global__ void bound_in_run(const T* x, std::size_t n, T value, Comp comp, bool upper, std::size_t* out) {
-  std::size_t lo = 0, hi = n;
+__device__ std::uint64_t bound_position(const T* x, std::uint64_t lo, std::uint64_t n, const T& value, const Comp& comp,
+                                        bool upper) {
+  std::uint64_t hi = n;
   while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo) / 2;
+    const std::uint64_t mid = lo + (hi - lo) / 2;
     const bool go_right = upper ? !comp(value, x[mid]) : comp(x[mid], value);
     if (go_right)
       lo = mid + 1;
     else
       hi = mid;
   }
-  *out = lo;
+  return lo;
+}
+
+/// *out = bound_position over the whole run.
+template <class T, class Comp>
+__global__ void bound_in_run(const T* x, std::size_t n, T value, Comp comp, bool upper, std::size_t* out) {
+  *out = static_cast<std::size_t>(bound_position(x, 0, n, value, comp, upper));
 }
 
 /// The position of lower_bound (upper = false) or upper_bound in a sorted vector: the sum
