@@ -216,12 +216,22 @@ class md_halo_engine {
     observe_work(stream, "mdarray halo copy");
   }
 
+  /// Each slot stream waits for its own halo stream and for its neighbours': a neighbour's
+  /// halo stream pulls from this slot's send buffer, which is freed on this slot's stream.
   void join_all() {
     group_resources& resources = resources_of(group_);
+    std::vector<event_pool::handle> finished(active_.size());
     for (std::size_t s = 0; s < active_.size(); ++s) {
       if (!halo_streams_[s]) continue;
       device_guard guard(group_.device(s));
-      resources.events().order(group_.device(s), halo_stream(s), group_.stream(s));
+      finished[s] = resources.events().record(group_.device(s), halo_stream(s));
+    }
+    for (std::size_t s = 0; s < active_.size(); ++s) {
+      if (!finished[s]) continue;
+      device_guard guard(group_.device(s));
+      finished[s].order_before(group_.stream(s));
+      for (std::size_t n : neighbours_[s])
+        if (finished[n]) finished[n].order_before(group_.stream(s));
     }
   }
 
