@@ -569,16 +569,17 @@ void mpi_communicator::all_to_all_v_bytes(const void* send, std::span<const std:
   }
   std::vector<MPI_Request> requests;
   std::vector<MPI_Status> statuses;
-  std::vector<std::pair<std::size_t, int>> expected;  // per receive: its block's bytes and sender
-  std::vector<std::size_t> expected_bytes;            // per receive: the piece's bytes
+  struct posted_receive {
+    int from, bytes;
+  };
+  std::vector<posted_receive> posted;  // per receive, in posting order
   for (int step = 1; step < size_; ++step) {
     const int from = (rank_ + size_ - step) % size_;
     if (recv_counts[from] == 0) continue;
     const pieces in{recv_counts[from], max_message_};
     for (std::size_t i = 0; i < in.count(); ++i) {
       requests.push_back(MPI_REQUEST_NULL);
-      expected_bytes.push_back(static_cast<std::size_t>(in.size(i)));
-      expected.emplace_back(recv_counts[from], from);
+      posted.push_back({from, in.size(i)});
       check(MPI_Irecv(r + recv_displs[from] + in.offset(i), in.size(i), MPI_BYTE, from, in.tag(i, exchange_tag), comm_,
                       &requests.back()),
             "MPI_Irecv");
@@ -597,12 +598,14 @@ void mpi_communicator::all_to_all_v_bytes(const void* send, std::span<const std:
     }
   }
   wait_all(requests, statuses, "all_to_all_v");
+  // A piece shorter than posted: the sender cut another byte count.
   for (std::size_t i = 0; i < receives; ++i) {
     int received = 0;
     check(MPI_Get_count(&statuses[i], MPI_BYTE, &received), "MPI_Get_count");
-    if (static_cast<std::size_t>(received) != expected_bytes[i])
-      throw comm_error(detail::concat("multigpu: all_to_all_v: rank ", rank_, " expected ", expected[i].first,
-                                      " bytes from rank ", expected[i].second, ", which sent another amount"));
+    if (received != posted[i].bytes)
+      throw comm_error(detail::concat("multigpu: all_to_all_v: rank ", rank_, " expected ",
+                                      recv_counts[posted[i].from], " bytes from rank ", posted[i].from,
+                                      ", which sent another amount"));
   }
   buffers.finish();
 }

@@ -101,15 +101,9 @@ void gather(const team_vector<I>& map, const team_vector<T>& input, team_vector<
   constexpr team_operation op = team_operation::gather;
   const std::vector<std::uint64_t> global = detail::checked_global_indices("gather", op, sizeof(T), map, input.size());
   // Each rank-local step below is agreed before the next exchange (team.hpp).
-  index_routes routes;
-  std::exception_ptr failure;
-  try {
-    detail::team_fault_point("routes");
-    routes = plan_index_routes(global, input.layout());
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  const std::vector<std::size_t> asked_counts = detail::requests_to_me(t, op, "routes", failure, routes);
+  auto routed = detail::attempt_step("routes", [&] { return plan_index_routes(global, input.layout()); });
+  const index_routes routes = routed.failure ? index_routes{} : routed.take();
+  const std::vector<std::size_t> asked_counts = detail::requests_to_me(t, op, "routes", routed.failure, routes);
   const std::vector<std::size_t> asked_displs = detail::displacements(asked_counts);
   std::vector<std::uint64_t> asked;
   detail::agreed_step(t, op, "allocation", [&] { asked.resize(asked_displs.back() + asked_counts.back()); });
@@ -157,17 +151,13 @@ void scatter(const team_vector<T>& input, const team_vector<I>& map, team_vector
   // Each rank-local step below is agreed before the next exchange (team.hpp).
   index_routes routes;
   std::vector<T> grouped;
-  std::exception_ptr failure;
-  try {
-    detail::team_fault_point("routes");
+  const auto routed = detail::attempt_step("routes", [&] {
     routes = plan_index_routes(global, output.layout());
     const std::vector<T> values = to_vector(input.local());
     grouped.resize(values.size());
     for (std::size_t j = 0; j < grouped.size(); ++j) grouped[j] = values[routes.position[j]];
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  const std::vector<std::size_t> in_counts = detail::requests_to_me(t, op, "routes", failure, routes);
+  });
+  const std::vector<std::size_t> in_counts = detail::requests_to_me(t, op, "routes", routed.failure, routes);
   const std::vector<std::size_t> in_displs = detail::displacements(in_counts);
   const std::size_t arriving = in_displs.back() + in_counts.back();
   std::vector<std::uint64_t> where;

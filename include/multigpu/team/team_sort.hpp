@@ -128,22 +128,18 @@ split_table team_exact_splits(const team& t, team_operation op, const Part& sort
     const std::vector<std::size_t> open = search.open_boundaries();
     // Round, first half: every rank's candidate pivot for every open boundary.
     std::vector<split_candidate<T>> mine(open.size()), all(open.size() * ranks);
-    std::exception_ptr failure;
-    try {
-      team_fault_point("split candidates");
+    const auto candidates = attempt_step("split candidates", [&] {
       std::vector<std::size_t> middles;
       for (std::size_t j = 0; j < open.size(); ++j) {
         const auto [lo, hi] = search.range(open[j], me);
         mine[j].has = hi > lo ? 1 : 0;
         if (hi > lo) middles.push_back(lo + (hi - lo) / 2);
       }
-      const std::vector<T> candidates = sorted.at(std::span<const std::size_t>(middles));
+      const std::vector<T> values = sorted.at(std::span<const std::size_t>(middles));
       for (std::size_t j = 0, c = 0; j < open.size(); ++j)
-        if (mine[j].has) mine[j].value = candidates[c++];
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    agreed_all_gather(t, op, "split candidates", failure, mine.data(), all.data(),
+        if (mine[j].has) mine[j].value = values[c++];
+    });
+    agreed_all_gather(t, op, "split candidates", candidates.failure, mine.data(), all.data(),
                       mine.size() * sizeof(split_candidate<T>));
     // Second half: every rank's count of elements before and up to each open boundary's pivot.
     std::vector<T> pivots;
@@ -157,15 +153,10 @@ split_table team_exact_splits(const team& t, team_operation op, const Part& sort
       }
       pivots.push_back(weighted_median(std::span<weighted_candidate<T>>(c), comp));
     }
-    std::vector<pivot_rank> counts(open.size());
-    try {
-      team_fault_point("split bounds");
-      counts = sorted.bounds(std::span<const T>(pivots));
-    } catch (...) {
-      failure = std::current_exception();
-    }
+    auto bounded = attempt_step("split bounds", [&] { return sorted.bounds(std::span<const T>(pivots)); });
+    const std::vector<pivot_rank> counts = bounded.failure ? std::vector<pivot_rank>(open.size()) : bounded.take();
     std::vector<pivot_rank> all_counts(open.size() * ranks);
-    agreed_all_gather(t, op, "split bounds", failure, counts.data(), all_counts.data(),
+    agreed_all_gather(t, op, "split bounds", bounded.failure, counts.data(), all_counts.data(),
                       counts.size() * sizeof(pivot_rank));
     for (std::size_t j = 0; j < open.size(); ++j) {
       std::vector<pivot_rank> column(ranks);

@@ -35,28 +35,46 @@ inline void team_fault_point(const char* step) {
     throw out_of_memory(-1, 0, 0, concat("multigpu: injected fault in the ", step, " step of a team call"));
 }
 
+/// What a rank-local step of a team call left: its value (none when it failed or returns
+/// nothing) and its exception (none when it succeeded). take() hands the value over.
+template <class R>
+struct step_outcome {
+  std::optional<std::conditional_t<std::is_void_v<R>, int, R>> value;
+  std::exception_ptr failure;
+  auto take() {
+    if constexpr (!std::is_void_v<R>) return std::move(*value);
+  }
+};
+
+/// Runs the rank-local step `name` (after its fault point) and keeps what it returned or threw:
+/// a step's failure must reach the next agreement, not leave the rank.
+template <class F>
+auto attempt_step(const char* name, F&& step) {
+  using result = std::invoke_result_t<F&>;
+  step_outcome<result> out;
+  try {
+    team_fault_point(name);
+    if constexpr (std::is_void_v<result>) {
+      step();
+      out.value.emplace(0);
+    } else {
+      out.value.emplace(step());
+    }
+  } catch (...) {
+    out.failure = std::current_exception();
+  }
+  return out;
+}
+
 /// A rank-local step between two exchanges of a team call: runs `step()` and agrees with
 /// every rank whether each step succeeded (agree, team.hpp: one all_reduce) before the next
 /// exchange, so that a step that fails on one rank ends the call on every rank. Returns what
 /// `step()` returned.
 template <class F>
 auto agreed_step(const team& t, team_operation op, const char* name, F&& step) {
-  using result = std::invoke_result_t<F&>;
-  std::exception_ptr failure;
-  std::optional<std::conditional_t<std::is_void_v<result>, int, result>> value;
-  try {
-    team_fault_point(name);
-    if constexpr (std::is_void_v<result>) {
-      step();
-      value.emplace(0);
-    } else {
-      value.emplace(step());
-    }
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  agree(t, op, name, failure);
-  if constexpr (!std::is_void_v<result>) return std::move(*value);
+  auto out = attempt_step(name, step);
+  agree(t, op, name, out.failure);
+  return out.take();
 }
 
 /// An all_gather of `bytes` from every rank that also agrees on a step that came before it
@@ -84,27 +102,9 @@ inline void agreed_all_gather(const team& t, team_operation op, const char* step
 /// gets comm_error naming that rank, instead of waiting for it forever.
 template <class F>
 auto run_collective(const team& t, team_operation op, std::size_t element_size, F&& local) {
-  using result = std::invoke_result_t<F&>;
-  std::exception_ptr failure;
-  if constexpr (std::is_void_v<result>) {
-    try {
-      team_fault_point("local");
-      local();
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  }
-  std::optional<std::conditional_t<std::is_void_v<result>, int, result>> value;
-  if constexpr (!std::is_void_v<result>) {
-    try {
-      team_fault_point("local");
-      value.emplace(local());
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  }
-  rethrow_entry(t, op, failure, t.enter(op, element_size, failure == nullptr));
-  if constexpr (!std::is_void_v<result>) return std::move(*value);
+  auto out = attempt_step("local", local);
+  rethrow_entry(t, op, out.failure, t.enter(op, element_size, out.failure == nullptr));
+  return out.take();
 }
 
 /// Whether a bulk exchange of these local parts goes straight from device memory: the team's
@@ -137,14 +137,9 @@ std::vector<std::optional<R>> gather_collective(const team& t, team_operation op
                                                 F&& local) {
   static_assert(std::is_trivially_copyable_v<R>);
   constexpr bool rides_along = sizeof(R) <= team_message::capacity;
-  std::exception_ptr failure;
-  std::optional<R> mine;
-  try {
-    team_fault_point("local");
-    mine = local();
-  } catch (...) {
-    failure = std::current_exception();
-  }
+  auto outcome = attempt_step("local", local);
+  const std::exception_ptr failure = outcome.failure;
+  const std::optional<R> mine = outcome.value ? *outcome.value : std::optional<R>{};
   const std::size_t ranks = static_cast<std::size_t>(t.size());
   team_message out = t.message(op, element_size, failure == nullptr);
   if constexpr (rides_along) {
