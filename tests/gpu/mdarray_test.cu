@@ -8,6 +8,7 @@
 #include <multigpu/multigpu.hpp>
 #include <multigpu/testing/schedule.hpp>
 
+#include "gate_kernel.cuh"
 #include "support.hpp"
 
 #include <gtest/gtest.h>
@@ -622,18 +623,6 @@ TEST(MdArrayTiles, ForEachTileSeesItsPlaceAndStreams) {
 
 // ---- replicated scalars ----------------------------------------------------------------------------
 
-/// Spins until *gate is non-zero; after `timeout_cycles` gives up and sets *timed_out.
-__global__ void wait_for_gate(const volatile int* gate, long long timeout_cycles, volatile int* timed_out) {
-  const long long start = clock64();
-  while (*gate == 0) {
-    if (clock64() - start > timeout_cycles) {
-      *timed_out = 1;
-      return;
-    }
-    __nanosleep(1000);
-  }
-}
-
 /// Holds every slot of a group behind a kernel that waits for the host: calls that return while
 /// it is shut did not wait for the device.
 class gate {
@@ -648,7 +637,7 @@ class gate {
     MULTIGPU_CUDA_TRY(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
     int* device_flags = nullptr;
     MULTIGPU_CUDA_TRY(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_flags), flags_, 0));
-    wait_for_gate<<<1, 1, 0, stream_>>>(device_flags, 20'000'000'000LL, device_flags + 1);
+    wait_for_gate<<<1, 1, 0, stream_>>>(device_flags, gate_timeout_cycles, device_flags + 1);
     MULTIGPU_CUDA_TRY(cudaGetLastError());
     MULTIGPU_CUDA_TRY(cudaEventRecord(after_, stream_));
     group.wait(after_);

@@ -8,6 +8,7 @@
 #include <multigpu/multigpu.hpp>
 #include <multigpu/testing/schedule.hpp>
 
+#include "gate_kernel.cuh"
 #include "support.hpp"
 
 #include <chrono>
@@ -19,21 +20,6 @@
 namespace {
 
 using namespace test;
-
-/// Spins until *gate is non-zero; after `timeout_cycles` gives up and sets *timed_out.
-__global__ void wait_for_gate(const volatile int* gate, long long timeout_cycles, volatile int* timed_out) {
-  const long long start = clock64();
-  while (*gate == 0) {
-    if (clock64() - start > timeout_cycles) {
-      *timed_out = 1;
-      return;
-    }
-    __nanosleep(1000);
-  }
-}
-
-/// About 10 s at a 2 GHz clock: far above the test's own waits, far below ctest's timeout.
-constexpr long long gate_timeout_cycles = 20'000'000'000LL;
 
 /// A flag pair in mapped, pinned host memory, with an event and a stream of the user's.
 class user_gate {

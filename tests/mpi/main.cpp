@@ -1,6 +1,7 @@
 // GoogleTest under mpirun: every rank runs every test (the tests are collective), only rank
 // 0 prints the usual report, other ranks print their own failures prefixed with the rank,
-// and the process fails when any rank failed. Exits with 77 (skipped) without a GPU.
+// and the process fails when any rank failed. Exits with 77 (skipped) without a GPU, unless
+// built with MULTIGPU_MPI_TESTS_WITHOUT_GPU (host-only tests).
 
 #include <mpi.h>
 
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
 
+#ifndef MULTIGPU_MPI_TESTS_WITHOUT_GPU  // host-only test binaries define it and run anywhere
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
   int fewest = devices;
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 77;
   }
+#endif
 
   testing::InitGoogleTest(&argc, argv);
   testing::TestEventListeners& listeners = testing::UnitTest::GetInstance()->listeners();

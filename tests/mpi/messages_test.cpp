@@ -5,7 +5,7 @@
 // With a limit of a few bytes, the cutting is exercised on small data against values every
 // rank computes for itself. With MULTIGPU_LARGE_MESSAGES=1 (label large) the default 1 GiB
 // limit is crossed for real: blocks of more than 2^31 bytes in all_to_all_v, send_recv,
-// all_gather and broadcast.
+// all_gather and broadcast. Its main is tests/mpi/main.cpp, built without the GPU check.
 
 #include <mpi.h>
 
@@ -25,12 +25,6 @@
 namespace mg = multigpu;
 
 namespace {
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
 
 /// The byte a rank writes at position i of its block for rank `to`.
 std::uint8_t pattern(int from, int to, std::size_t i) {
@@ -233,33 +227,4 @@ TEST(MpiLargeMessages, SendRecvAllGatherBroadcastPast2GiB) {
     std::printf("send_recv and broadcast of %zu bytes, all_gather of %zu bytes a rank\n", big, gathered);
 }
 
-class rank_failure_printer : public testing::EmptyTestEventListener {
- public:
-  explicit rank_failure_printer(int rank) : rank_(rank) {}
-  void OnTestPartResult(const testing::TestPartResult& result) override {
-    if (result.failed())
-      std::fprintf(stderr, "[rank %d] %s:%d: %s\n", rank_, result.file_name() ? result.file_name() : "?",
-                   result.line_number(), result.summary());
-  }
-
- private:
-  int rank_;
-};
-
 }  // namespace
-
-int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-  testing::InitGoogleTest(&argc, argv);
-  const int rank = world_rank();
-  testing::TestEventListeners& listeners = testing::UnitTest::GetInstance()->listeners();
-  if (rank != 0) {
-    delete listeners.Release(listeners.default_result_printer());
-    listeners.Append(new rank_failure_printer(rank));
-  }
-  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0, any = failed;
-  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return any;
-}
