@@ -12,6 +12,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -222,5 +223,18 @@ template <class T>
 }
 
 using element_types = ::testing::Types<int, long long, float, double, vec3>;
+
+/// call() throws std::invalid_argument whose message holds `text` (a test of bad input; the
+/// caller checks that nothing was written).
+template <class F>
+void expect_invalid_argument(const char* name, F&& call, const char* text) {
+  SCOPED_TRACE(name);
+  try {
+    call();
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+}
 
 }  // namespace test
