@@ -213,10 +213,12 @@ void team_agreement(benchmark::State& state) {
 }
 
 // Sorts of the same keys every iteration (a copy of unsorted keys, then the sort): team sort
-// (local sort, exact splitting, one all_to_all_v, local sort), on its default path (device
-// memory straight to the communicator, which stages it through pinned memory when MPI is not
-// CUDA-aware) and forced through host memory (team_sort_host), against the local
-// distributed_vector sort and thrust::sort of one rank's keys.
+// (local sort, exact splitting, one all_to_all_v, local sort), on its default path
+// (exchange_path::automatic: by the part's size), forced onto the device path
+// (team_sort_device: device memory straight to the communicator, which stages it through
+// pinned memory when MPI is not CUDA-aware) and forced through host memory (team_sort_host),
+// against the local distributed_vector sort and thrust::sort of one rank's keys. The device
+// and host rows are what default_device_exchange_threshold is chosen from.
 std::vector<float> unsorted_keys(std::size_t n, std::size_t offset) {
   std::vector<float> keys(n);
   for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<float>(((offset + i) * 2654435761u) % 1000003u);
@@ -241,6 +243,7 @@ void team_sort_on(benchmark::State& state, mg::exchange_path path) {
   world().set_exchange(mg::exchange_path::automatic);
 }
 void team_sort(benchmark::State& state) { team_sort_on(state, mg::exchange_path::automatic); }
+void team_sort_device(benchmark::State& state) { team_sort_on(state, mg::exchange_path::device); }
 void team_sort_host(benchmark::State& state) { team_sort_on(state, mg::exchange_path::host); }
 
 void local_sort(benchmark::State& state) {
@@ -315,6 +318,7 @@ BENCHMARK(team_inclusive_scan)->Apply(team_sizes);
 BENCHMARK(local_inclusive_scan)->Apply(team_sizes);
 BENCHMARK(thrust_inclusive_scan)->Apply(team_sizes);
 BENCHMARK(team_sort)->Apply(sort_sizes);
+BENCHMARK(team_sort_device)->Apply(sort_sizes);
 BENCHMARK(team_sort_host)->Apply(host_sort_sizes);
 BENCHMARK(team_agreement)->Arg(1)->Iterations(2000)->Unit(benchmark::kMicrosecond);  // one word
 BENCHMARK(local_sort)->Apply(sort_sizes);

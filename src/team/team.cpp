@@ -38,6 +38,7 @@ struct team::state {
   std::shared_ptr<communicator> comm;
   std::uint64_t sequence = 0;
   exchange_path exchange = exchange_path::automatic;
+  std::size_t device_exchange_threshold = default_device_exchange_threshold;
 };
 
 team::team(std::shared_ptr<communicator> comm) : state_(std::make_shared<state>()) {
@@ -52,6 +53,8 @@ int team::size() const noexcept { return state_->comm->size(); }
 communicator& team::comm() const noexcept { return *state_->comm; }
 exchange_path team::exchange() const noexcept { return state_->exchange; }
 void team::set_exchange(exchange_path path) noexcept { state_->exchange = path; }
+std::size_t team::device_exchange_threshold() const noexcept { return state_->device_exchange_threshold; }
+void team::set_device_exchange_threshold(std::size_t bytes) noexcept { state_->device_exchange_threshold = bytes; }
 
 detail::team_message team::message(team_operation op, std::size_t element_size, bool local_ok) const {
   return {{state_->sequence++, static_cast<std::uint64_t>(op), element_size, local_ok ? 1u : 0u}, {}, 0};

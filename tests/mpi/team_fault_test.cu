@@ -159,7 +159,7 @@ TEST(TeamFaults, EveryAlgorithmEndsOnEveryRank) {
   enum class paths { device, host, mixed };
   auto use = [&](paths p) {
     const bool host = p == paths::host || (p == paths::mixed && me == 0);
-    t.set_exchange(host ? mg::exchange_path::host : mg::exchange_path::automatic);
+    t.set_exchange(host ? mg::exchange_path::host : mg::exchange_path::device);
   };
   auto keys_on_device_path = [&] {
     use(paths::device);

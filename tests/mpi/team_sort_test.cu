@@ -122,12 +122,16 @@ TEST(TeamSort, IsSortedSeesRankBoundaries) {
   EXPECT_EQ(mg::lower_bound(v, 10), static_cast<std::size_t>(3 * t.size() - 3));
 }
 
-// With one local slot the team sort and redistribute exchange device memory by default;
-// exchange_path::host forces the path through host memory. Both give the stable sort.
+// With one local slot the team sort and redistribute can exchange device memory
+// (exchange_path::device); exchange_path::host forces the path through host memory. Both give
+// the stable sort. exchange_path::automatic (the default) takes the device path for parts
+// larger than the team's threshold.
 TEST(TeamSort, BothExchangePathsAgree) {
   mg::team t = world();
+  EXPECT_EQ(t.exchange(), mg::exchange_path::automatic);
+  EXPECT_EQ(t.device_exchange_threshold(), mg::default_device_exchange_threshold);
   const mg::device_group g = groups()[0];
-  for (mg::exchange_path path : {mg::exchange_path::automatic, mg::exchange_path::host}) {
+  for (mg::exchange_path path : {mg::exchange_path::device, mg::exchange_path::host}) {
     t.set_exchange(path);
     for (const layout& l : layouts()) {
       SCOPED_TRACE(describe(l, g) + (path == mg::exchange_path::host ? ", through host memory" : ", device memory"));
@@ -135,7 +139,7 @@ TEST(TeamSort, BothExchangePathsAgree) {
       check_sort_by_key(t, l, g, many_keys, cuda::std::greater<>{});
       auto v = make<int>(t, l, g, many_keys);
       auto even = mg::team_vector<int>::block(t, v.size(), g);
-      EXPECT_EQ(mg::detail::exchange_on_device(t, v.local(), even.local()), path == mg::exchange_path::automatic)
+      EXPECT_EQ(mg::detail::exchange_on_device(t, v.local(), even.local()), path == mg::exchange_path::device)
           << "the MPI communicator takes device buffers, and the parts are one slot";
       mg::redistribute(v, even);
       EXPECT_EQ(mg::to_vector(even), reference<int>(v.size(), many_keys));
@@ -144,6 +148,34 @@ TEST(TeamSort, BothExchangePathsAgree) {
     }
   }
   EXPECT_EQ(t.exchange(), mg::exchange_path::host);
+  // automatic: by the size of the largest part, against the threshold (shared by copies).
+  // With everything moving to rank 0, rank 0 goes device to device and the others through
+  // host memory: the paths make the same calls.
+  t.set_exchange(mg::exchange_path::automatic);
+  const mg::team copy = t;
+  auto v = mg::team_vector<int>::block(t, 1000 * static_cast<std::size_t>(t.size()), g);
+  mg::team_vector<int> w(t, t.rank() == 0 ? v.size() : 0, g);
+  const std::size_t part = v.local_size() * sizeof(int);
+  t.set_device_exchange_threshold(part);
+  EXPECT_EQ(copy.device_exchange_threshold(), part);
+  EXPECT_FALSE(mg::detail::exchange_on_device(t, v.local(), v.local())) << "parts of exactly the threshold: host";
+  EXPECT_EQ(mg::detail::exchange_on_device(t, v.local(), w.local()), t.size() > 1 && t.rank() == 0)
+      << "the largest part decides";
+  EXPECT_FALSE(mg::detail::exchange_on_device(
+      t, v.local(), mg::distributed_vector<int>(v.size(), mg::device_group({g.device(0), g.device(0)}))))
+      << "a part of two slots: host at any size";
+  std::vector<int> mine(v.local_size());
+  std::iota(mine.begin(), mine.end(), static_cast<int>(v.offset()));
+  v.local().upload(0, mine.data(), mine.size());
+  mg::redistribute(v, w);
+  std::vector<int> all(v.size());
+  std::iota(all.begin(), all.end(), 0);
+  EXPECT_EQ(mg::to_vector(w), all);
+  t.set_device_exchange_threshold(part - 1);
+  EXPECT_TRUE(mg::detail::exchange_on_device(t, v.local(), v.local())) << "parts over the threshold: device";
+  mg::redistribute(w, v);
+  EXPECT_EQ(mg::to_vector(v), all);
+  t.set_device_exchange_threshold(mg::default_device_exchange_threshold);
 }
 
 // 2^24 keys per rank on up to two ranks (2^22 beyond): each rank checks its own part against

@@ -27,6 +27,7 @@
 #include <multigpu/algorithm/reduce.hpp>
 #include <multigpu/algorithm/scan.hpp>
 #include <multigpu/algorithm/transform.hpp>
+#include <multigpu/team/team_exchange.hpp>
 #include <multigpu/team/team_gather.hpp>
 #include <multigpu/team/team_plan.hpp>
 #include <multigpu/team/team_select.hpp>
@@ -257,37 +258,14 @@ void redistribute(const team_vector<T>& from, team_vector<T>& to) {
   const redistribution_plan plan = plan_redistribution(from.layout(), to.layout(), static_cast<std::size_t>(from.rank()));
   const team& t = from.team();
   constexpr team_operation op = team_operation::redistribute;
-  const bool on_device = detail::exchange_on_device(t, from.local(), to.local());
-  // Both paths make the same calls, so ranks may take different ones: the entry after a local
-  // step that makes everything the exchange needs (so that a failure there fails the call on
-  // every rank first), one all_to_all_v, and an agreed step that puts what arrived in place.
-  auto [mine, theirs] = detail::run_collective(t, op, sizeof(T), [&] {
-    std::pair<std::vector<T>, std::vector<T>> host;
-    if (on_device) {
-      // The communicator's call follows `to`'s stream; `from`'s is waited for here, and the
-      // MPI engine's staging is made here.
-      from.local().group().synchronize();
-      to.local().group().synchronize();
-      t.comm().reserve_staging(from.local_size() * sizeof(T), to.local_size() * sizeof(T));
-    } else {
-      host.first = to_vector(from.local());
-      host.second.resize(to.local_size());
-    }
-    return host;
-  });
-  if (on_device)
-    t.comm().all_to_all_v(detail::one_slot_data(from.local()), std::span<const std::size_t>(plan.send_counts),
-                          std::span<const std::size_t>(plan.send_displs), detail::one_slot_data(to.local()),
-                          std::span<const std::size_t>(plan.recv_counts),
-                          std::span<const std::size_t>(plan.recv_displs), to.local().group().stream(0));
-  else
-    t.comm().all_to_all_v(host_memory, mine.data(), std::span<const std::size_t>(plan.send_counts),
-                          std::span<const std::size_t>(plan.send_displs), theirs.data(),
-                          std::span<const std::size_t>(plan.recv_counts),
-                          std::span<const std::size_t>(plan.recv_displs));
-  detail::agreed_step(t, op, "upload", [&] {
-    if (!on_device) to.local().upload(0, theirs.data(), theirs.size());
-  });
+  // The entry carries the exchange's preparation (so that a failure there fails the call on
+  // every rank first), then one all_to_all_v and an agreed step that puts what arrived in
+  // place (bulk_exchange).
+  detail::bulk_exchange<T> exchange(t, plan, from.local(), to.local(),
+                                    detail::exchange_on_device(t, from.local(), to.local()));
+  detail::run_collective(t, op, sizeof(T), [&] { exchange.prepare(); });
+  exchange.move();
+  detail::agreed_step(t, op, "upload", [&] { exchange.put_in_place(); });
 }
 
 /// Same size and elements, in global order; a and b on one team (std::invalid_argument

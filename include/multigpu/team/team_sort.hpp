@@ -23,6 +23,7 @@
 #include <multigpu/algorithm/detail/pieces.hpp>
 #include <multigpu/algorithm/detail/sort/bounds.hpp>
 #include <multigpu/algorithm/sort.hpp>
+#include <multigpu/team/team_exchange.hpp>
 #include <multigpu/team/team_plan.hpp>
 #include <multigpu/team/team_vector.hpp>
 
@@ -167,77 +168,41 @@ split_table team_exact_splits(const team& t, team_operation op, const Part& sort
   return search.table();
 }
 
-/// One all_to_all_v of a rank's sorted part by the plan, host or device buffers (on `stream`).
-template <class T>
-void exchange_sorted_part(const team& t, const redistribution_plan& plan, const T* send, T* recv,
-                          cudaStream_t stream = nullptr) {
-  t.comm().all_to_all_v(send, std::span<const std::size_t>(plan.send_counts),
-                        std::span<const std::size_t>(plan.send_displs), recv,
-                        std::span<const std::size_t>(plan.recv_counts), std::span<const std::size_t>(plan.recv_displs),
-                        stream);
-}
-
 /// The team sort after the local sort: the splits, the exchange of keys (and values along),
 /// and a stable local sort of what arrived. From device memory where the team's
 /// exchange_path allows it, else through host memory. Both paths make the same calls, so
 /// ranks may take different ones: an agreed copy to the host (nothing to copy on the device
-/// path), the split rounds, for the keys and then the values an agreed allocation and one
-/// all_to_all_v, and an agreed local sort of what arrived. A failure on one rank thus ends the
-/// sort on every rank (team.hpp).
+/// path), the split rounds, for the keys and then the values an agreed preparation and one
+/// all_to_all_v (bulk_exchange, in place: the values' receiving vector is made only once the
+/// keys' old storage is gone), and an agreed local sort of what arrived. A failure on one
+/// rank thus ends the sort on every rank (team.hpp).
 template <class K, class V, class Comp>
 void team_sort_sorted_parts(const team& t, team_operation op, const distribution& layout,
                             distributed_vector<K>& keys, distributed_vector<V>* values, Comp comp) {
   const bool on_device = values ? exchange_on_device(t, keys, *values) : exchange_on_device(t, keys);
-  const auto me = static_cast<std::size_t>(t.rank());
   const std::vector<K> host_keys =
       agreed_step(t, op, "copy to the host", [&] { return on_device ? std::vector<K>{} : to_vector(keys); });
   const split_table splits =
       on_device ? team_exact_splits<K>(t, op, device_sorted_part<K, Comp>{keys, comp}, layout, comp)
                 : team_exact_splits<K>(t, op, host_sorted_part<K, Comp>{std::span<const K>(host_keys), comp}, layout, comp);
-  const redistribution_plan plan = plan_sorted_exchange(splits, me);
-  // One part (the keys, then the values): on the device path what arrives goes to a vector of
-  // the same layout that then takes the part's place (the values' one is made only once the
-  // keys' old storage is gone); on the host path to `arrived`, uploaded at the end.
-  auto exchange_part = [&](auto& part, auto& arrived, const auto* on_host) {
-    using T = typename std::remove_reference_t<decltype(part)>::value_type;
-    std::optional<distributed_vector<T>> replacement;
-    std::vector<T> copied;
-    agreed_step(t, op, "allocation", [&] {
-      const std::size_t bytes = part.size() * sizeof(T);
-      if (on_device) {
-        replacement.emplace(part.group(), part.layout(), part.halo());
-        t.comm().reserve_staging(bytes, bytes);  // the MPI engine's pinned staging, here and not in the exchange
-        part.group().synchronize();              // and the local sort's errors surface here too
-      } else {
-        if (on_host == nullptr) copied = to_vector(part);
-        arrived.resize(part.size());
-      }
-    });
-    if (on_device) {
-      exchange_sorted_part(t, plan, one_slot_data(std::as_const(part)), one_slot_data(*replacement),
-                           part.group().stream(0));
-      part.swap(*replacement);
-      return;
-    }
-    const T* sent = on_host != nullptr ? on_host->data() : copied.data();
-    t.comm().all_to_all_v(host_memory, sent, std::span<const std::size_t>(plan.send_counts),
-                          std::span<const std::size_t>(plan.send_displs), arrived.data(),
-                          std::span<const std::size_t>(plan.recv_counts),
-                          std::span<const std::size_t>(plan.recv_displs));
-  };
-  std::vector<K> keys_in;
-  std::vector<V> values_in;
-  exchange_part(keys, keys_in, &host_keys);  // the keys are on the host already (host path)
-  if (values) exchange_part(*values, values_in, static_cast<const std::vector<V>*>(nullptr));
+  const redistribution_plan plan = plan_sorted_exchange(splits, static_cast<std::size_t>(t.rank()));
+  bulk_exchange<K> keys_exchange(t, plan, keys, keys, on_device, &host_keys);  // the host path's keys are on the host already
+  agreed_step(t, op, "allocation", [&] { keys_exchange.prepare(); });
+  keys_exchange.move();
+  std::optional<bulk_exchange<V>> values_exchange;
+  if (values) {
+    values_exchange.emplace(t, plan, *values, *values, on_device);
+    agreed_step(t, op, "allocation", [&] { values_exchange->prepare(); });
+    values_exchange->move();
+  }
   agreed_step(t, op, "local sort", [&] {
-    if (!on_device) {
-      keys.upload(0, keys_in.data(), keys_in.size());
-      if (values) values->upload(0, values_in.data(), values_in.size());
-    }
-    if (values)
+    keys_exchange.put_in_place();
+    if (values) {
+      values_exchange->put_in_place();
       stable_sort_by_key(keys, *values, comp);
-    else
+    } else {
       stable_sort(keys, comp);
+    }
   });
 }
 

@@ -13,6 +13,7 @@
 #include <multigpu/core/error.hpp>
 #include <multigpu/core/observer.hpp>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstring>
@@ -107,13 +108,19 @@ auto run_collective(const team& t, team_operation op, std::size_t element_size, 
   return out.take();
 }
 
-/// Whether a bulk exchange of these local parts goes straight from device memory: the team's
-/// exchange_path allows it, and every part is one slot (contiguous on one device) on a device
-/// whose memory the communicator takes.
+/// Whether a bulk exchange of these local parts goes straight from device memory: every part
+/// is one slot (contiguous on one device) on a device whose memory the communicator takes, and
+/// the team's exchange_path asks for the device path (device), or the largest part is larger
+/// than the team's device_exchange_threshold() bytes (automatic).
 template <class... T>
 bool exchange_on_device(const team& t, const distributed_vector<T>&... parts) {
-  return t.exchange() == exchange_path::automatic &&
-         ((parts.group().size() == 1 && t.comm().accepts_device_buffers(parts.group().device(0))) && ...);
+  if (t.exchange() == exchange_path::host) return false;
+  const bool possible =
+      ((parts.group().size() == 1 && t.comm().accepts_device_buffers(parts.group().device(0))) && ...);
+  if (!possible) return false;
+  if (t.exchange() == exchange_path::device) return true;
+  const std::size_t largest = std::max({std::size_t{0}, parts.size() * sizeof(T)...});
+  return largest > t.device_exchange_threshold();
 }
 
 /// The elements of a one-slot vector, on its device (nullptr when it holds none).
