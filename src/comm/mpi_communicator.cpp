@@ -2,19 +2,18 @@
 
 #include <multigpu/core/error.hpp>
 
+#include "call_watchdog.hpp"
+
 #if defined(OPEN_MPI) && __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
 #endif
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <climits>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -167,89 +166,49 @@ class mpi_communicator::staged {
   std::size_t out_bytes_ = 0;
 };
 
-/// Watches the blocking call in flight: a thread that wakes a few times per timeout and, when
-/// one call has run past its limit, says which and ends the job. The calling thread only
-/// stores the call's name and a fresh sequence number as it enters, and zero as it leaves: no
-/// clock on the hot path. The watchdog times a call from the first look that finds it in
-/// flight, and looks eight times per timeout, so it acts between one and one and a quarter
-/// timeouts after the call began.
-/// Calling MPI from this thread while the caller is inside MPI is allowed only under
-/// MPI_THREAD_MULTIPLE: then the job ends with MPI_Abort (or, with ULFM, the communicator is
-/// revoked first, so that the stuck call throws comm_error, and the job ends only if the call
-/// is still stuck one timeout later); below it, the process aborts and the launcher ends the
-/// job.
+/// The MPI communicator's watchdog (call_watchdog): when a blocking call has run past its
+/// limit, it says which and ends the job. Calling MPI from the watchdog's thread while the
+/// caller is inside MPI is allowed only under MPI_THREAD_MULTIPLE: then the job ends with
+/// MPI_Abort (or, with ULFM, the communicator is revoked first, so that the stuck call throws
+/// comm_error, and the job ends only if the call is still stuck one timeout later); below it,
+/// the process aborts and the launcher ends the job.
 class mpi_communicator::watchdog {
  public:
   explicit watchdog(const mpi_communicator& comm)
       : comm_(comm.comm_), rank_(comm.rank_), size_(comm.size_), may_call_mpi_(thread_multiple()),
-        thread_([this] { run(); }) {}
-  ~watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-  watchdog(const watchdog&) = delete;
-  watchdog& operator=(const watchdog&) = delete;
+        dog_([this](const char* call, clock::duration waited, clock::duration limit) {
+          return waited > limit && expire(call, std::chrono::duration<double>(limit).count());
+        }) {}
 
-  void begin(const char* call, double timeout_s) noexcept {
-    const double ns = timeout_s * 1e9;
-    limit_ns_.store(ns < 4e18 ? static_cast<std::int64_t>(ns) : std::int64_t{4'000'000'000'000'000'000},
-                    std::memory_order_relaxed);
-    call_.store(call, std::memory_order_relaxed);
-    in_flight_.store(++calls_, std::memory_order_release);
-  }
-  void end() noexcept { in_flight_.store(0, std::memory_order_release); }
+  void begin(const char* call, double timeout_s) { dog_.begin(call, timeout_s); }
+  void end() { dog_.end(); }
 
  private:
-  static std::int64_t now_ns() noexcept {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
+  using clock = detail::call_watchdog::clock;
   static bool thread_multiple() noexcept {
     int level = MPI_THREAD_SINGLE;
     return MPI_Query_thread(&level) == MPI_SUCCESS && level == MPI_THREAD_MULTIPLE;
   }
-  void run() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    std::uint64_t seen = 0;     // the call in flight at the last look (0: none)
-    std::int64_t seen_at = 0;   // when a look first found it
-    while (!stop_) {
-      const std::uint64_t call = in_flight_.load(std::memory_order_acquire);
-      const std::int64_t limit = limit_ns_.load(std::memory_order_relaxed);
-      if (call != seen) {
-        seen = call;
-        seen_at = now_ns();
-      } else if (call != 0 && now_ns() - seen_at > limit && expire()) {
-        seen_at = now_ns();  // revoked: the same call gets one more timeout to return
-      }
-      const std::int64_t period = std::clamp<std::int64_t>(limit / 8, 1'000'000, 1'000'000'000);
-      wake_.wait_for(lock, std::chrono::nanoseconds(period), [&] { return stop_; });
-    }
-  }
   /// Says which call is stuck, for how long, and what happens next.
-  void report(double seconds, const char* next) const {
+  void report(const char* call, double seconds, const char* next) const {
     std::fprintf(stderr,
                  "multigpu: %s on rank %d of %d has not returned after %.3g s: a peer died, hangs, or called "
                  "another collective. MULTIGPU_COMM_TIMEOUT_S (or communicator::set_timeout) sets the limit. %s\n",
-                 call_.load(std::memory_order_relaxed), rank_, size_, seconds, next);
+                 call, rank_, size_, seconds, next);
     std::fflush(stderr);
   }
   /// Revokes the communicator and returns true (the first time, with ULFM under
-  /// MPI_THREAD_MULTIPLE), else ends the job.
-  bool expire() {
-    const double limit_s = static_cast<double>(limit_ns_.load(std::memory_order_relaxed)) / 1e9;
+  /// MPI_THREAD_MULTIPLE: the call gets one more timeout to return), else ends the job.
+  bool expire(const char* call, double limit_s) {
 #if defined(OMPI_HAVE_MPI_EXT_FTMPI) || defined(MPIX_ERR_REVOKED)
     if (may_call_mpi_ && !revoked_) {
-      report(limit_s, "Revoking the communicator: the call fails with comm_error on every rank.");
+      report(call, limit_s, "Revoking the communicator: the call fails with comm_error on every rank.");
       revoked_ = true;
       MPIX_Comm_revoke(comm_);
       return true;
     }
 #endif
-    report(revoked_ ? 2 * limit_s : limit_s, "Ending the job.");
+    report(call, revoked_ ? 2 * limit_s : limit_s, "Ending the job.");
     if (may_call_mpi_) MPI_Abort(comm_, 3);
     std::abort();  // below MPI_THREAD_MULTIPLE (or if MPI_Abort returned): the launcher ends the job
   }
@@ -258,14 +217,7 @@ class mpi_communicator::watchdog {
   int rank_, size_;
   bool may_call_mpi_;
   bool revoked_ = false;
-  std::uint64_t calls_ = 0;  // the calling thread's own count
-  std::atomic<const char*> call_{""};
-  std::atomic<std::int64_t> limit_ns_{1'000'000'000};
-  std::atomic<std::uint64_t> in_flight_{0};  // the sequence number of the call in flight, or 0
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  std::thread thread_;  // last: it starts once the members above exist
+  detail::call_watchdog dog_;  // last: its thread starts once the members above exist
 };
 
 /// One blocking call under the watchdog (none when waiting for ever).

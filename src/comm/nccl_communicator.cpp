@@ -3,12 +3,13 @@
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/error.hpp>
 
+#include "call_watchdog.hpp"
+
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -188,71 +189,50 @@ class nccl_communicator::staged {
   std::size_t out_bytes_ = 0;
 };
 
-/// Watches the wait in flight (see the header): a thread that looks a few times per timeout at
-/// the wait's deadline and at ncclCommGetAsyncError, and aborts the NCCL communicator when
-/// either says so; the waiting call then finds the verdict and throws. NCCL's abort waits for
-/// work queued before the call on the same stream; a wait still not over one timeout after the
-/// abort began (other work holds the stream, which an abort cannot end) ends the process with
-/// a message, from a thread of its own, as the MPI communicator's watchdog does.
+/// The NCCL communicator's watchdog (call_watchdog): at every look during a wait it asks
+/// ncclCommGetAsyncError, and aborts the NCCL communicator when NCCL reports an error or the
+/// wait is past its limit; the waiting call then finds the verdict and throws. NCCL's abort
+/// waits for work queued before the call on the same stream; a wait still not over one
+/// timeout after the abort began (other work holds the stream, which an abort cannot end)
+/// ends the process with a message, from a thread of its own, as the MPI communicator's
+/// watchdog does.
 class nccl_communicator::watchdog {
  public:
-  watchdog(ncclComm_t comm, int rank, int size) : comm_(comm), rank_(rank), size_(size), thread_([this] { run(); }) {}
-  ~watchdog() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-  watchdog(const watchdog&) = delete;
-  watchdog& operator=(const watchdog&) = delete;
+  watchdog(ncclComm_t comm, int rank, int size)
+      : comm_(comm), rank_(rank), size_(size),
+        dog_([this](const char* call, clock::duration waited, clock::duration limit) {
+          look(call, waited, limit);
+          return false;
+        }) {}
 
   /// A wait for `call` starts now.
-  void begin(const char* call, double timeout_s) {
-    std::lock_guard lock(mutex_);
-    call_ = call;
-    limit_ = std::chrono::duration_cast<clock::duration>(
-        std::chrono::duration<double>(std::min(timeout_s, 1e9)));  // over 30 years: for ever, in effect
-    deadline_ = clock::now() + limit_;
-    verdict_.clear();
-    waiting_ = true;
-  }
+  void begin(const char* call, double timeout_s) { dog_.begin(call, timeout_s); }
   /// The wait ended. Returns why the communicator was aborted during it, or "" (it was not).
   std::string end() {
-    std::lock_guard lock(mutex_);
-    waiting_ = false;
+    dog_.end();  // no look touches this wait from here on
     if (over_) over_->store(true);
     over_.reset();
-    return std::move(verdict_);
+    return std::exchange(verdict_, std::string());
   }
 
  private:
-  using clock = std::chrono::steady_clock;
-  void run() {
-    std::unique_lock lock(mutex_);
-    while (!stop_) {
-      if (waiting_) look();
-      const auto period = std::clamp<clock::duration>(limit_ / 8, std::chrono::milliseconds(1), std::chrono::seconds(1));
-      wake_.wait_for(lock, period, [&] { return stop_; });
-    }
-  }
-  /// With the mutex held, during a wait.
-  void look() {
+  using clock = detail::call_watchdog::clock;
+  /// On the watchdog's thread, during a wait.
+  void look(const char* call, clock::duration waited, clock::duration limit) {
     const nccl_api& api = nccl();
     if (aborted_) return;  // the handle is gone
     ncclResult_t async = ncclSuccess;
     const ncclResult_t asked = api.get_async_error(comm_, &async);
     if (asked != ncclSuccess) async = asked;
-    const bool late = clock::now() > deadline_;
+    const bool late = waited > limit;
     if ((async == ncclSuccess || async == ncclInProgress) && !late) return;
-    verdict_ = late ? detail::concat("made no progress within ", std::chrono::duration<double>(limit_).count(),
+    verdict_ = late ? detail::concat("made no progress within ", std::chrono::duration<double>(limit).count(),
                                      " s (a peer failed or skipped the call; MULTIGPU_COMM_TIMEOUT_S sets the limit)")
                     : detail::concat("failed: ", describe(async));
     aborted_ = true;
     over_ = std::make_shared<std::atomic<bool>>(false);
     try {
-      std::thread([over = over_, limit = limit_, call = call_, rank = rank_, size = size_] {
+      std::thread([over = over_, limit, call, rank = rank_, size = size_] {
         std::this_thread::sleep_for(limit);
         if (over->load()) return;
         std::fprintf(stderr,
@@ -270,17 +250,10 @@ class nccl_communicator::watchdog {
 
   ncclComm_t comm_;
   int rank_, size_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  const char* call_ = "";
-  clock::duration limit_ = std::chrono::seconds(1);
-  clock::time_point deadline_{};
-  std::string verdict_;
+  std::string verdict_;                      // written by a look, read by end() after the wait
   std::shared_ptr<std::atomic<bool>> over_;  // made at an abort: set when that wait ends
-  bool waiting_ = false;
   bool aborted_ = false;
-  bool stop_ = false;
-  std::thread thread_;  // last: it starts once the members above exist
+  detail::call_watchdog dog_;  // last: its thread starts once the members above exist
 };
 
 ncclUniqueId nccl_communicator::make_unique_id() {

@@ -10,8 +10,9 @@
 // ncclInProgress (connection setup on first use). Device buffers go to NCCL as they are, on
 // the caller's stream; host buffers are staged through device memory. Each call enqueues its
 // NCCL operation and waits for it in CUDA's event wait, with no polling loop; a watchdog
-// thread, started at the first call, looks a few times per timeout at the wait's deadline and
-// at ncclCommGetAsyncError. An NCCL error or no progress within timeout() (a dead or absent
+// thread (the one the MPI communicator uses too), started at the first call, looks eight times
+// per timeout at how long the wait has run and at ncclCommGetAsyncError. An NCCL error or no
+// progress within timeout() (between one and one and a quarter timeouts: a dead or absent
 // peer) makes it abort the NCCL communicator (ncclCommAbort), which ends NCCL's kernels; the
 // waiting call then throws comm_error, and the communicator is unusable afterwards (an adopted
 // one is aborted too: its owner must not destroy it). The timeout counts from the start of the
