@@ -500,18 +500,4 @@ partition_copy(R&& r, segmented_iterator<U, false> out_true, segmented_iterator<
   return multigpu::partition_copy(std::ranges::begin(r), std::ranges::end(r), out_true, out_false, pred);
 }
 
-// ---- rebalancing --------------------------------------------------------------------------
-
-/// Moves v's elements to even blocks over its group (distribution::block), as a new vector of
-/// the same size would have them: after filters that leave most of the data on a few devices.
-/// Indices and values do not change. Does nothing when v is already even.
-template <class T>
-void rebalance(distributed_vector<T>& v) {
-  const distribution even = distribution::block(v.size(), v.group().size());
-  if (v.layout() == even) return;
-  distributed_vector<T> balanced(v.group(), even, v.halo());
-  balanced.copy_range_from(v, 0, v.size(), 0);
-  v.swap(balanced);
-}
-
 }  // namespace multigpu

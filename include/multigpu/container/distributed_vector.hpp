@@ -284,12 +284,9 @@ class distributed_vector {
   void resize(size_type n)
     requires std::default_initializable<T>
   {
-    if (n == size() && !segments_.empty() && layout_ == distribution::block(n, group_.size())) return;
-    distributed_vector grown(group_, distribution::block(n, group_.size()), halo_);
     const size_type kept = std::min(n, size());
-    grown.copy_range_from(*this, 0, kept, 0);
-    grown.fill_value(kept, n, T{});
-    swap(grown);
+    relayout(n);
+    fill_value(kept, n, T{});
   }
 
   // ---- bulk host transfers used by copy() and to_vector() ------------------------------
@@ -413,6 +410,19 @@ class distributed_vector {
     layout_ = layout;
   }
 
+  /// resize and rebalance: n elements in even blocks over the group (distribution::block), the
+  /// first min(n, size()) of them moved from where they were, the rest not yet written.
+  /// Nothing moves when the vector is already so.
+  void relayout(size_type n) {
+    const distribution even = distribution::block(n, group_.size());
+    if (n == size() && !segments_.empty() && layout_ == even) return;
+    distributed_vector moved(group_, even, halo_);
+    moved.copy_range_from(*this, 0, std::min(n, size()), 0);
+    swap(moved);
+  }
+  template <class U>
+  friend void rebalance(distributed_vector<U>& v);
+
   void copy_segments_from(const distributed_vector& other) {
     copy_range_from(other, 0, other.size(), 0);
   }
@@ -451,6 +461,15 @@ void keep_segment_prefixes(distributed_vector<T>& v, std::span<const std::size_t
   v.layout_ = distribution::from_sizes(sizes);
 }
 }  // namespace detail
+
+/// Moves v's elements to even blocks over its group (distribution::block), as a new vector of
+/// the same size would have them: after filters that leave most of the data on a few devices.
+/// Indices and values do not change. Does nothing when v is already even. As v.resize(v.size()),
+/// for any element type.
+template <class T>
+void rebalance(distributed_vector<T>& v) {
+  v.relayout(v.size());
+}
 
 /// Gathers the whole vector to host memory.
 template <class T>
