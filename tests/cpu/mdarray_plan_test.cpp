@@ -3,6 +3,8 @@
 // cell), stencil regions and redistribution plans.
 #include <multigpu/mdarray/decomposition.hpp>
 
+#include "../md_index_model.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -98,27 +100,11 @@ std::optional<std::int64_t> expected_cell(const idx<R>& n, const std::array<std:
   return linear + 1;
 }
 
+using md_model::for_each_index;
+/// The position of `at` in a tile's padded storage of extents `padded`.
 template <std::size_t R>
 std::size_t padded_linear(const idx<R>& padded, const idx<R>& at) {
-  std::size_t l = 0;
-  for (std::size_t d = 0; d < R; ++d) l = l * padded[d] + at[d];
-  return l;
-}
-
-/// Calls f(i) for every multi-index of a box of `extent`.
-template <std::size_t R, class F>
-void for_each_index(const idx<R>& extent, F&& f) {
-  if (mg::detail::product(extent) == 0) return;
-  idx<R> i{};
-  while (true) {
-    f(i);
-    std::size_t d = R;
-    while (d-- > 0) {
-      if (++i[d] < extent[d]) break;
-      i[d] = 0;
-      if (d == 0) return;
-    }
-  }
+  return md_model::linear(padded, at);
 }
 
 /// Builds the tiles (interior = global linear index + 1, halos = 0), runs the plan through the

@@ -8,6 +8,7 @@
 #include <multigpu/multigpu.hpp>
 #include <multigpu/testing/schedule.hpp>
 
+#include "../md_index_model.hpp"
 #include "gate_kernel.cuh"
 #include "support.hpp"
 
@@ -59,28 +60,8 @@ std::size_t count_of(const idx<R>& n) {
   return mg::detail::product(n);
 }
 
-/// Calls f(i) for every multi-index of a box of `extent`, row-major.
-template <std::size_t R, class F>
-void for_each_index(const idx<R>& extent, F&& f) {
-  if (count_of(extent) == 0) return;
-  idx<R> i{};
-  while (true) {
-    f(i);
-    std::size_t d = R;
-    while (d-- > 0) {
-      if (++i[d] < extent[d]) break;
-      i[d] = 0;
-      if (d == 0) return;
-    }
-  }
-}
-
-template <std::size_t R>
-std::size_t linear(const idx<R>& n, const idx<R>& i) {
-  std::size_t l = 0;
-  for (std::size_t d = 0; d < R; ++d) l = l * n[d] + i[d];
-  return l;
-}
+using md_model::for_each_index;
+using md_model::linear;
 
 /// The host model of what a (possibly outer) cell at global g holds: the element after periodic
 /// wrapping; outside a non-periodic dimension, the lowest such dimension decides: fixed gives
