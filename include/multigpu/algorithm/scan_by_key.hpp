@@ -17,6 +17,7 @@
 // copy into an output on another group or layout included.
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
+#include <multigpu/algorithm/detail/scan_by_key.hpp>
 #include <multigpu/algorithm/detail/local/cub_call.hpp>
 #include <multigpu/algorithm/detail/local/tuning.hpp>
 #include <multigpu/algorithm/detail/operator_checks.hpp>
@@ -39,29 +40,6 @@
 #include <vector>
 
 namespace multigpu {
-namespace detail {
-
-/// j when the key changes at j (j > 0), else n: the minimum over a piece is the length of its
-/// leading run.
-template <class K, class Eq>
-struct key_change_at {
-  const K* keys;
-  std::uint64_t n;
-  Eq eq;
-  __host__ __device__ std::uint64_t operator()(std::uint64_t j) const {
-    return j > 0 && !static_cast<bool>(eq(keys[j - 1], keys[j])) ? j : n;
-  }
-};
-
-/// out[j] = op(carry, out[j]) for j < n: the carry of the run that continues into a piece.
-template <class V, class Op>
-__global__ void fold_carry_into_run(V* out, std::size_t n, V carry, Op op) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; j < n; j += stride)
-    out[j] = static_cast<V>(op(carry, out[j]));
-}
-
-}  // namespace detail
 
 /// For each i in [0, last - first), writes to out + i the fold (by op, in order) of the values
 /// from the start of i's run of consecutive equal keys (by eq) up to i, as
@@ -139,13 +117,13 @@ segmented_iterator<V, false> inclusive_scan_by_key(KI keys_first, KI keys_last, 
     carry[i] = whole_run_carried ? static_cast<V>(op(*carry[i - 1], scanned[i - 1])) : scanned[i - 1];
   }
   {
-    detail::group_resources& g = detail::executor_of(range.group()).resources();
-    detail::executor_lock lock(g.scratch());
+    detail::executor& exec = detail::executor_of(range.group());
+    detail::executor_lock lock(exec.scratch());
     for (std::size_t i = 1; i < k; ++i) {
       if (!carry[i]) continue;
       const piece& p = range.pieces[i];
-      device_guard guard(g.device(p.slot));
-      const cudaStream_t stream = g.stream(p.slot);
+      device_guard guard(exec.device(p.slot));
+      const cudaStream_t stream = exec.stream(p.slot);
       const auto n = static_cast<std::size_t>(lead[i]);
       detail::fold_carry_into_run<<<detail::blocks_for(n, detail::tuning::elementwise_threads),
                                     detail::tuning::elementwise_threads, 0, stream>>>(result.data(i), n, *carry[i], op);
