@@ -14,6 +14,15 @@ namespace multigpu::detail {
 executor::executor(std::shared_ptr<group_resources> resources)
     : resources_(std::move(resources)), own_(resources_->streams().data(), false) {}
 
+int executor::device(std::size_t slot) const { return resources_->device(slot); }
+cudaStream_t executor::stream(std::size_t slot) const { return resources_->stream(slot); }
+staging_pool& executor::staging() const noexcept { return resources_->staging(); }
+event_pool& executor::events() const noexcept { return resources_->events(); }
+group_scratch& executor::scratch() const noexcept { return resources_->scratch(); }
+merge_route executor::merge(merge_kind kind) const noexcept { return resources_->merge(kind); }
+void executor::join_readers(std::size_t root) const { resources_->join_readers(root); }
+void executor::join(std::span<const std::size_t> slots) const { resources_->join(slots); }
+
 void executor::for_each(std::span<const piece> pieces, const slot_streams& streams,
                         function_ref<void(const piece_context&)> step) {
   if (pieces.empty()) return;

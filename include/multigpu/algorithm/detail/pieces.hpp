@@ -9,7 +9,10 @@
 #include <multigpu/core/diagnostics.hpp>
 #include <multigpu/core/nvtx.hpp>
 #include <multigpu/runtime/detail/executor.hpp>
-#include <multigpu/runtime/detail/group_resources.hpp>
+#include <multigpu/core/event_pool.hpp>
+#include <multigpu/memory/staging_pool.hpp>
+#include <multigpu/runtime/detail/executor.hpp>
+#include <multigpu/runtime/detail/scratch.hpp>
 #include <multigpu/runtime/detail/scratch.hpp>
 
 #include <cstring>
@@ -49,8 +52,8 @@ template <class T>
 std::vector<T> read_elements(const distributed_vector<T>& v, std::span<const std::size_t> indices) {
   std::vector<T> values(indices.size());
   if (indices.empty()) return values;
-  group_resources& g = executor_of(v.group()).resources();
-  staging_pool::lease block = g.staging().acquire(indices.size() * sizeof(T));
+  executor& exec = executor_of(v.group());
+  staging_pool::lease block = exec.staging().acquire(indices.size() * sizeof(T));
   T* staged = block.as<T>();
   const std::vector<distribution::location> at = order_streams_for(v, indices, block);
   for (std::size_t j = 0; j < indices.size(); ++j) {
@@ -71,8 +74,8 @@ std::vector<T> read_elements(const distributed_vector<T>& v, std::span<const std
 template <class T>
 void write_elements(distributed_vector<T>& v, std::span<const std::size_t> indices, std::span<const T> values) {
   if (indices.empty()) return;
-  group_resources& g = executor_of(v.group()).resources();
-  staging_pool::lease block = g.staging().acquire(indices.size() * sizeof(T));
+  executor& exec = executor_of(v.group());
+  staging_pool::lease block = exec.staging().acquire(indices.size() * sizeof(T));
   T* staged = block.as<T>();
   block.order_before_host();  // earlier users of the block are done with it
   std::memcpy(static_cast<void*>(staged), values.data(), indices.size() * sizeof(T));
@@ -235,15 +238,15 @@ template <class Count, class T, class Step>
 std::vector<std::size_t> counted_pieces(const range_ref<T>& range, Step&& step) {
   const std::size_t k = range.pieces.size();
   if (k == 0) return {};
-  group_resources& g = executor_of(range.group()).resources();
-  staging_pool::lease found = g.staging().acquire(k * sizeof(Count));
+  executor& exec = executor_of(range.group());
+  staging_pool::lease found = exec.staging().acquire(k * sizeof(Count));
   Count* counts = found.as<Count>();
   {
     for (const piece& p : range.pieces) {
-      device_guard guard(g.device(p.slot));
-      found.order_before(g.stream(p.slot));
+      device_guard guard(exec.device(p.slot));
+      found.order_before(exec.stream(p.slot));
     }
-    executor_lock lock(g.scratch());
+    executor_lock lock(exec.scratch());
     for_each_piece(range, [&](const piece_context& ctx) {
       step(ctx, counts + ctx.index);
       found.fence(ctx.device, ctx.stream);

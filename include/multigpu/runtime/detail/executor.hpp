@@ -21,6 +21,7 @@
 
 #include <multigpu/core/function_ref.hpp>
 #include <multigpu/core/piece.hpp>
+#include <multigpu/runtime/topology.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -35,11 +36,14 @@
 namespace multigpu {
 enum class dispatch_policy;
 class device_pool;
+class event_pool;
+class staging_pool;
 }
 
 namespace multigpu::detail {
 
 class group_resources;
+class group_scratch;
 class graph_replay;
 class slot_scratch;
 
@@ -153,7 +157,23 @@ class executor {
   /// The slots' own streams: where every call that is not being captured enqueues.
   const slot_streams& streams() const noexcept { return own_; }
 
-  /// What the collectives draw on: staging, events, scratch and merge routes.
+  // ---- What the algorithms draw on: the slots' devices and streams, staging, events,
+  // scratch, merge routes and joins. The algorithms reach the group only through these, never
+  // through its resources.
+  int device(std::size_t slot) const;
+  /// The slot's own stream.
+  cudaStream_t stream(std::size_t slot) const;
+  staging_pool& staging() const noexcept;
+  event_pool& events() const noexcept;
+  group_scratch& scratch() const noexcept;
+  merge_route merge(merge_kind kind) const noexcept;
+  /// Slots that read `root`'s partials arena after an earlier call returned must be done
+  /// before the arena changes: the root's stream waits for them.
+  void join_readers(std::size_t root) const;
+  /// Every one of `slots`' streams waits for the work enqueued so far on the others'.
+  void join(std::span<const std::size_t> slots) const;
+
+  /// The group's resources, for the runtime and transfer layers.
   group_resources& resources() const noexcept { return *resources_; }
 
  protected:

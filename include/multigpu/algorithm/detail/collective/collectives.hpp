@@ -28,10 +28,10 @@ namespace multigpu::detail {
 /// The partials arena of a collective rooted at `root`, for `bytes`, by the group's merge route
 /// for `kind`: the root's device scratch or its pinned mapped host scratch. A device arena
 /// that grows is freed on the root's stream, so the root joins the arena's readers first.
-inline void* collective_arena(group_resources& g, std::size_t root, std::size_t bytes, merge_kind kind) {
-  slot_scratch& scratch = g.scratch().slot(root);
-  if (g.merge(kind) != merge_route::device) return scratch.mapped_partials(bytes);
-  g.join_readers(root);
+inline void* collective_arena(executor& exec, std::size_t root, std::size_t bytes, merge_kind kind) {
+  slot_scratch& scratch = exec.scratch().slot(root);
+  if (exec.merge(kind) != merge_route::device) return scratch.mapped_partials(bytes);
+  exec.join_readers(root);
   return scratch.partials(bytes);
 }
 
@@ -42,16 +42,16 @@ class collective_call {
  public:
   template <class T>
   collective_call(const range_ref<T>& range, const slot_streams& streams)
-      : g_(executor_of(range.group()).resources()),
+      : exec_(executor_of(range.group())),
         streams_(streams),
         pieces_(range.pieces),
         root_slot_(pieces_[0].slot),
-        root_(g_.scratch().slot(root_slot_)),
+        root_(exec_.scratch().slot(root_slot_)),
         entered_(root_.entered()) {
     entered_.assign(pieces_.size(), 0);
-    guard_.emplace(g_.device(root_slot_));
+    guard_.emplace(exec_.device(root_slot_));
     // The steps of this call rewrite the arena: the fork follows its earlier readers.
-    g_.join_readers(root_slot_);
+    exec_.join_readers(root_slot_);
     root_.fork().record(root_stream());
   }
   collective_call(const collective_call&) = delete;
@@ -65,9 +65,9 @@ class collective_call {
         if (!entered_[i]) continue;
         const std::size_t s = pieces_[i].slot;
         if (streams_[s] == root_stream()) continue;
-        device_guard guard(g_.device(s));
-        g_.scratch().slot(s).done().record(streams_[s]);
-        g_.scratch().slot(s).done().order_before(root_stream());
+        device_guard guard(exec_.device(s));
+        exec_.scratch().slot(s).done().record(streams_[s]);
+        exec_.scratch().slot(s).done().order_before(root_stream());
       }
     } catch (...) {
       // The original error is what the caller sees; a failure here means the device is lost.
@@ -75,7 +75,7 @@ class collective_call {
   }
 
   cudaStream_t root_stream() const { return streams_[root_slot_]; }
-  int root_device() const { return g_.device(root_slot_); }
+  int root_device() const { return exec_.device(root_slot_); }
 
   /// Before piece i's step touches the arena: its stream follows the fork.
   void enter(const piece_context& ctx) {
@@ -84,14 +84,14 @@ class collective_call {
   }
   /// After piece i's step is enqueued: its work is marked done for the root to join.
   void leave(const piece_context& ctx) {
-    if (ctx.stream != root_stream()) g_.scratch().slot(ctx.slot).done().record(ctx.stream);
+    if (ctx.stream != root_stream()) exec_.scratch().slot(ctx.slot).done().record(ctx.stream);
   }
   /// The root waits for every step that entered.
   void join() {
     for (std::size_t i = 0; i < pieces_.size(); ++i) {
       if (!entered_[i]) continue;
       const std::size_t s = pieces_[i].slot;
-      if (streams_[s] != root_stream()) g_.scratch().slot(s).done().order_before(root_stream());
+      if (streams_[s] != root_stream()) exec_.scratch().slot(s).done().order_before(root_stream());
     }
     joined_ = true;
   }
@@ -116,11 +116,11 @@ class collective_call {
     joined_ = true;
   }
   /// The arena on the root, for `bytes`, by the group's merge route for `kind`.
-  void* arena(std::size_t bytes, merge_kind kind) { return collective_arena(g_, root_slot_, bytes, kind); }
+  void* arena(std::size_t bytes, merge_kind kind) { return collective_arena(exec_, root_slot_, bytes, kind); }
 
  private:
   std::vector<std::size_t>& readers() { return root_.readers(); }
-  group_resources& g_;
+  executor& exec_;
   slot_streams streams_;
   std::span<const piece> pieces_;
   std::size_t root_slot_;
@@ -158,17 +158,16 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
   if (range.pieces.empty()) return future<T>(fallback);
   const device_group& group = range.group();
   executor& exec = executor_of(group);
-  group_resources& g = exec.resources();
   const std::size_t k = range.pieces.size();
   const std::size_t root = range.pieces[0].slot;
-  staging_pool::lease result = g.staging().acquire(sizeof(T));
+  staging_pool::lease result = exec.staging().acquire(sizeof(T));
   T* result_slot = result.template as<T>();
   {
-    executor_lock lock(g.scratch());
+    executor_lock lock(exec.scratch());
     const bool replayable = fingerprint != nullptr && exec.replays();
     {
-      device_guard guard(g.device(root));
-      result.order_before(g.stream(root));
+      device_guard guard(exec.device(root));
+      result.order_before(exec.stream(root));
     }
     bool direct = false;
     if constexpr (std::is_same_v<P, T>) direct = k == 1 && front == nullptr && !replayable;
@@ -176,7 +175,7 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
     // the result address, both read them. The arena is taken (grown if need be) before any
     // capture.
     const P* fold_in =
-        direct ? nullptr : static_cast<const P*>(collective_arena(g, root, k * sizeof(P), merge_kind::reduction));
+        direct ? nullptr : static_cast<const P*>(collective_arena(exec, root, k * sizeof(P), merge_kind::reduction));
     std::size_t fold_count = k;
     P fold_init = front ? *front : P{};
     bool fold_has_init = front != nullptr;
@@ -202,7 +201,7 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
       });
       const nvtx_range collective("collective: reduce partials in order", k);
       call.join();
-      device_guard guard(g.device(root));
+      device_guard guard(exec.device(root));
       check_cub(cudaLaunchKernel(fold.function, dim3(1), dim3(1), fold.arguments, 0, streams[root]),
                 "fold_partials", std::source_location::current());
       observe_work(streams[root], "fold_partials");
@@ -215,9 +214,9 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
                              replayable ? fingerprint : nullptr, &fold},
                             enqueue);
   }
-  device_guard guard(g.device(root));
-  result.fence(g.device(root), g.stream(root));
-  event_pool::handle done = g.events().record(g.device(root), g.stream(root));
+  device_guard guard(exec.device(root));
+  result.fence(exec.device(root), exec.stream(root));
+  event_pool::handle done = exec.events().record(exec.device(root), exec.stream(root));
   return future<T>(group, std::move(result), result_slot, std::move(done));
 }
 
@@ -270,10 +269,9 @@ void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, 
   const std::size_t k = range.pieces.size();
   if (k == 0) return;
   executor& exec = executor_of(range.group());
-  group_resources& g = exec.resources();
   // Also with one piece: the slot's scratch (CUB's temporary storage and its size cache) is
   // shared with every other call on the group.
-  executor_lock lock(g.scratch());
+  executor_lock lock(exec.scratch());
   const bool replayable = fingerprint != nullptr && exec.replays();
   auto enqueue = [&](const slot_streams& streams) {
     if (k == 1)

@@ -6,7 +6,6 @@
 // place, and before any slot overwrites its run again.
 
 #include <multigpu/runtime/detail/executor.hpp>
-#include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/runtime/device_group.hpp>
 
 #include <cstddef>
@@ -17,7 +16,7 @@ namespace multigpu::detail {
 
 /// Every one of `slots`' streams waits for the work enqueued so far on the others'.
 inline void join_streams(const device_group& group, std::span<const std::size_t> slots) {
-  executor_of(group).resources().join(slots);
+  executor_of(group).join(slots);
 }
 
 /// A join that also happens when an error leaves the scope first: join() on the way that

@@ -15,7 +15,10 @@
 #include <multigpu/core/error.hpp>
 #include <multigpu/memory/staging_pool.hpp>
 #include <multigpu/runtime/detail/executor.hpp>
-#include <multigpu/runtime/detail/group_resources.hpp>
+#include <multigpu/core/event_pool.hpp>
+#include <multigpu/memory/staging_pool.hpp>
+#include <multigpu/runtime/detail/executor.hpp>
+#include <multigpu/runtime/detail/scratch.hpp>
 #include <multigpu/runtime/device_group.hpp>
 
 #include <algorithm>
@@ -95,7 +98,7 @@ template <class K, class Order>
 exchange_plan split_exactly(const device_group& group, const std::vector<K*>& run,
                             const std::vector<std::size_t>& sizes, const std::vector<std::size_t>& offsets,
                             const Order& order, std::size_t* rounds) {
-  group_resources& g = executor_of(group).resources();
+  executor& exec = executor_of(group);
   const std::size_t k = group.size();
   std::vector<std::size_t> targets(offsets.begin() + 1, offsets.end());
   std::vector<std::size_t> filled;
@@ -113,7 +116,7 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
   const std::size_t keys_at = index_at + aligned_bytes(most * sizeof(std::size_t));
   const std::size_t before_at = keys_at + aligned_bytes(most * sizeof(K));
   const std::size_t bytes = before_at + k * most * sizeof(std::size_t);
-  staging_pool::lease host = g.staging().acquire(bytes);
+  staging_pool::lease host = exec.staging().acquire(bytes);
   lease_fences fences(group, host, filled);
   host.order_before_host();  // the host writes the positions: earlier users must be done
   auto* block = static_cast<std::byte*>(host.data());
