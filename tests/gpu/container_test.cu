@@ -6,6 +6,8 @@
 #include <list>
 #include <numeric>
 #include <ranges>
+#include <span>
+#include <stdexcept>
 
 namespace {
 
@@ -112,6 +114,13 @@ TYPED_TEST(Container, ElementAccessReadsAndWritesThrough) {
     host[3] = x;
     EXPECT_TRUE(same_elements(mg::to_vector(v), host));
     EXPECT_EQ(std::ranges::distance(v), static_cast<std::ptrdiff_t>(host.size()));
+  }
+}
+
+TYPED_TEST(Container, BatchedReadsAndWritesMatchTheHost) {
+  for (const auto& s : shapes()) {
+    SCOPED_TRACE(s.name);
+    check_batched_reads_and_writes<TypeParam>(s.group);
   }
 }
 

@@ -72,6 +72,13 @@ TYPED_TEST(Managed, SegmentsAreManagedAndPreferTheirDevice) {
     }
 }
 
+TYPED_TEST(Managed, BatchedReadsAndWritesGoThroughTheHost) {
+  for (const auto& s : managed_shapes()) {
+    SCOPED_TRACE(s.name);
+    check_batched_reads_and_writes<TypeParam>(s.group);
+  }
+}
+
 TYPED_TEST(Managed, AlgorithmsMatchTheHost) {
   using T = TypeParam;
   for (const auto& s : managed_shapes())

@@ -12,6 +12,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -235,6 +236,34 @@ void expect_invalid_argument(const char* name, F&& call, const char* text) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
   }
+}
+
+/// Element reads and writes in one batch, as the host would do them one by one: indices in any
+/// order, repeated for reads, and bad input refused with nothing written. (For tests that
+/// include the container before this header.)
+template <class T>
+void check_batched_reads_and_writes(const multigpu::device_group& group) {
+  auto host = random_vector<T>(group.size() * 7 + 3);
+  multigpu::distributed_vector<T> v(host, group);
+  const std::size_t n = host.size();
+  const std::vector<std::size_t> wanted{n - 1, 0, n / 2, n / 2, 1, n - 1};
+  const std::vector<T> got = v.read(std::span<const std::size_t>(wanted));
+  std::vector<T> expected;
+  for (std::size_t i : wanted) expected.push_back(host[i]);
+  EXPECT_TRUE(same_elements(got, expected));
+  EXPECT_TRUE(v.read(std::span<const std::size_t>()).empty());
+  const std::vector<std::size_t> at{n - 2, 3, n / 3};
+  const std::vector<T> values{random_value<T>(), random_value<T>(), random_value<T>()};
+  v.write(std::span<const std::size_t>(at), std::span<const T>(values));
+  for (std::size_t j = 0; j < at.size(); ++j) host[at[j]] = values[j];
+  EXPECT_TRUE(same_elements(multigpu::to_vector(v), host));
+  // Bad input: nothing written.
+  const std::vector<std::size_t> past{0, n};
+  const std::vector<T> two{random_value<T>(), random_value<T>()};
+  EXPECT_THROW((void)v.read(std::span<const std::size_t>(past)), std::out_of_range);
+  EXPECT_THROW(v.write(std::span<const std::size_t>(past), std::span<const T>(two)), std::out_of_range);
+  EXPECT_THROW(v.write(std::span<const std::size_t>(at), std::span<const T>(two)), std::invalid_argument);
+  EXPECT_TRUE(same_elements(multigpu::to_vector(v), host)) << "a refused write wrote something";
 }
 
 }  // namespace test

@@ -18,6 +18,7 @@
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/diagnostics.hpp>
 #include <multigpu/memory/device_pool.hpp>
+#include <multigpu/memory/staging_pool.hpp>
 #include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/runtime/device_group.hpp>
 #include <multigpu/transfer/copy_plan.hpp>
@@ -277,6 +278,74 @@ class distributed_vector {
     MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s));  // `value` may not outlive this call
   }
 
+  /// Reads elements indices[j], each after the work already enqueued on its segment's stream:
+  /// one small copy each into one pinned staging block, then one wait for them all (what a
+  /// single read costs, however many there are). std::out_of_range for an index past the end,
+  /// before anything is read.
+  std::vector<T> read(std::span<const size_type> indices) const {
+    std::vector<T> values(indices.size());
+    if (indices.empty()) return values;
+    const std::vector<distribution::location> at = locate_all(indices);
+    if (segments_[at[0].segment].managed()) {  // storage::managed: the host reads the memory itself
+      synchronize_segments(at);
+      for (std::size_t j = 0; j < at.size(); ++j)
+        std::memcpy(static_cast<void*>(&values[j]), base(at[j].segment) + at[j].local, sizeof(T));
+      return values;
+    }
+    staging_pool::lease block = detail::resources_of(group_).staging().acquire(indices.size() * sizeof(T));
+    T* staged = block.as<T>();
+    order_segments_before(at, block);
+    for (std::size_t j = 0; j < at.size(); ++j) {
+      const auto [slot, local] = at[j];
+      device_guard guard(group_.device(slot));
+      const cudaStream_t stream = group_.stream(slot);
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(staged + j, base(slot) + local, sizeof(T), cudaMemcpyDefault, stream));
+      block.fence(group_.device(slot), stream);  // covers this stream's earlier copies too
+    }
+    block.order_before_host();
+    std::memcpy(static_cast<void*>(values.data()), staged, indices.size() * sizeof(T));
+    return values;
+  }
+  /// Writes values[j] to element indices[j], each ordered after the work already enqueued on
+  /// its segment's stream. The values are copied to one pinned staging block first, and the call
+  /// returns once the copies are enqueued (with managed storage, once written).
+  /// std::invalid_argument when the spans differ in length and std::out_of_range for an index
+  /// past the end, with nothing written.
+  void write(std::span<const size_type> indices, std::span<const T> values) {
+    MULTIGPU_EXPECTS(indices.size() == values.size(),
+                     detail::concat("distributed_vector::write: ", indices.size(), " indices but ", values.size(),
+                                    " values"));
+    if (indices.empty()) return;
+    const std::vector<distribution::location> at = locate_all(indices);
+    if (segments_[at[0].segment].managed()) {
+      // storage::managed: the host writes the memory itself, then sends the pages back to the
+      // devices ahead of the next device work on their streams.
+      synchronize_segments(at);
+      for (std::size_t j = 0; j < at.size(); ++j) {
+        const auto [slot, local] = at[j];
+        std::memcpy(static_cast<void*>(base(slot) + local), &values[j], sizeof(T));
+        device_guard guard(group_.device(slot));
+        cudaMemLocation location{};
+        location.type = cudaMemLocationTypeDevice;
+        location.id = group_.device(slot);
+        MULTIGPU_CUDA_TRY(cudaMemPrefetchAsync(base(slot) + local, sizeof(T), location, 0, group_.stream(slot)));
+      }
+      return;
+    }
+    staging_pool::lease block = detail::resources_of(group_).staging().acquire(indices.size() * sizeof(T));
+    T* staged = block.as<T>();
+    block.order_before_host();  // earlier users of the block are done with it
+    std::memcpy(static_cast<void*>(staged), values.data(), values.size() * sizeof(T));
+    order_segments_before(at, block);
+    for (std::size_t j = 0; j < at.size(); ++j) {
+      const auto [slot, local] = at[j];
+      device_guard guard(group_.device(slot));
+      const cudaStream_t stream = group_.stream(slot);
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(base(slot) + local, staged + j, sizeof(T), cudaMemcpyDefault, stream));
+      block.fence(group_.device(slot), stream);
+    }
+  }
+
   /// Keeps the first min(n, size()) elements; new elements are value-initialised. The
   /// layout is rebalanced over the slots (distribution::block) and the kept elements move
   /// where they now belong: resize(size()) evens out the segments a filter left uneven, and
@@ -408,6 +477,35 @@ class distributed_vector {
     }
     segments_ = std::move(buffers);
     layout_ = layout;
+  }
+
+  /// Where each of `indices` lies (std::out_of_range for one past the end).
+  std::vector<distribution::location> locate_all(std::span<const size_type> indices) const {
+    std::vector<distribution::location> at;
+    at.reserve(indices.size());
+    for (size_type i : indices) at.push_back(layout_.locate(i));
+    return at;
+  }
+  /// Every segment among `at` waits: the host may then touch managed memory.
+  void synchronize_segments(const std::vector<distribution::location>& at) const {
+    std::vector<char> done(segments_.size(), 0);
+    for (const auto& a : at) {
+      if (done[a.segment]) continue;
+      done[a.segment] = 1;
+      device_guard guard(group_.device(a.segment));
+      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group_.stream(a.segment)));
+    }
+  }
+  /// Every stream of a segment among `at` first follows the staging block's earlier users
+  /// (before any of them uses the block, so that no stream waits for another's copies).
+  void order_segments_before(const std::vector<distribution::location>& at, const staging_pool::lease& block) const {
+    std::vector<char> ordered(segments_.size(), 0);
+    for (const auto& a : at) {
+      if (ordered[a.segment]) continue;
+      ordered[a.segment] = 1;
+      device_guard guard(group_.device(a.segment));
+      block.order_before(group_.stream(a.segment));
+    }
   }
 
   /// resize and rebalance: n elements in even blocks over the group (distribution::block), the

@@ -93,7 +93,7 @@ template <class T, class Comp>
 struct device_sorted_part {
   const distributed_vector<T>& sorted;
   Comp comp;
-  std::vector<T> at(std::span<const std::size_t> positions) const { return read_elements(sorted, positions); }
+  std::vector<T> at(std::span<const std::size_t> positions) const { return sorted.read(positions); }
   std::vector<pivot_rank> bounds(std::span<const T> pivots) const {
     if (pivots.empty()) return {};
     const device_group& g = sorted.group();

@@ -24,71 +24,6 @@
 
 namespace multigpu::detail {
 
-/// Where each of `indices` lies in `v`; every stream of a segment among them first follows the
-/// staging block's earlier users (before any of them uses the block, so that no stream waits
-/// for another's copies of this call).
-template <class T>
-std::vector<distribution::location> order_streams_for(const distributed_vector<T>& v,
-                                                      std::span<const std::size_t> indices,
-                                                      const staging_pool::lease& block) {
-  std::vector<distribution::location> at;
-  at.reserve(indices.size());
-  std::vector<char> ordered(v.segment_count(), 0);
-  for (std::size_t i : indices) {
-    at.push_back(v.layout().locate(i));
-    const std::size_t slot = at.back().segment;
-    if (ordered[slot]) continue;
-    ordered[slot] = 1;
-    device_guard guard(v.group().device(slot));
-    block.order_before(v.group().stream(slot));
-  }
-  return at;
-}
-
-/// Elements indices[j] of `v`, each read after the work already enqueued on its segment's
-/// stream: one small copy each into one pinned staging block, then one wait for them all
-/// (what a single read() costs, however many there are).
-template <class T>
-std::vector<T> read_elements(const distributed_vector<T>& v, std::span<const std::size_t> indices) {
-  std::vector<T> values(indices.size());
-  if (indices.empty()) return values;
-  executor& exec = executor_of(v.group());
-  staging_pool::lease block = exec.staging().acquire(indices.size() * sizeof(T));
-  T* staged = block.as<T>();
-  const std::vector<distribution::location> at = order_streams_for(v, indices, block);
-  for (std::size_t j = 0; j < indices.size(); ++j) {
-    const auto [slot, local] = at[j];
-    device_guard guard(v.group().device(slot));
-    const cudaStream_t stream = v.group().stream(slot);
-    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(staged + j, v.segment(slot).data() + local, sizeof(T), cudaMemcpyDefault, stream));
-    block.fence(v.group().device(slot), stream);  // covers this stream's earlier copies too
-  }
-  block.order_before_host();
-  std::memcpy(static_cast<void*>(values.data()), staged, indices.size() * sizeof(T));
-  return values;
-}
-
-/// Writes values[j] to element indices[j] of `v`, each ordered after the work already enqueued
-/// on its segment's stream, from one pinned staging block. Returns once the copies are
-/// enqueued: the block is not reused before they are done.
-template <class T>
-void write_elements(distributed_vector<T>& v, std::span<const std::size_t> indices, std::span<const T> values) {
-  if (indices.empty()) return;
-  executor& exec = executor_of(v.group());
-  staging_pool::lease block = exec.staging().acquire(indices.size() * sizeof(T));
-  T* staged = block.as<T>();
-  block.order_before_host();  // earlier users of the block are done with it
-  std::memcpy(static_cast<void*>(staged), values.data(), indices.size() * sizeof(T));
-  const std::vector<distribution::location> at = order_streams_for(v, indices, block);
-  for (std::size_t j = 0; j < indices.size(); ++j) {
-    const auto [slot, local] = at[j];
-    device_guard guard(v.group().device(slot));
-    const cudaStream_t stream = v.group().stream(slot);
-    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(v.segment(slot).data() + local, staged + j, sizeof(T), cudaMemcpyDefault, stream));
-    block.fence(v.group().device(slot), stream);
-  }
-}
-
 /// A range [first, first + count) of a vector, split into its pieces.
 template <class T>
 struct range_ref {
@@ -108,11 +43,11 @@ struct range_ref {
   }
   /// Element i of the range, read after the work already enqueued on its slot's stream.
   T read(std::size_t i) const { return vector->read(first + i); }
-  /// Elements positions[j] of the range, as read_elements: one wait for them all.
+  /// Elements positions[j] of the range, as distributed_vector::read of indices: one wait for them all.
   std::vector<T> read(std::span<const std::size_t> positions) const {
     std::vector<std::size_t> indices(positions.begin(), positions.end());
     for (std::size_t& i : indices) i += first;
-    return read_elements(*vector, std::span<const std::size_t>(indices));
+    return vector->read(std::span<const std::size_t>(indices));
   }
 };
 

@@ -107,7 +107,7 @@ joined_runs<K, V> reduce_and_join(const range_ref<K>& range, const aligned_input
     wanted.push_back(at[i]);
   }
   if (wanted.empty()) return r;  // no run crosses a boundary
-  const std::vector<V> edge = read_elements(r.aggregates, std::span<const std::size_t>(wanted));
+  const std::vector<V> edge = r.aggregates.read(std::span<const std::size_t>(wanted));
   std::optional<V> open;  // the aggregate of the run that continues over the next boundary
   std::size_t open_at = 0;
   std::vector<std::size_t> folded_at;  // aggregates that took in runs after them, written at once
@@ -125,7 +125,7 @@ joined_runs<K, V> reduce_and_join(const range_ref<K>& range, const aligned_input
       open = edge[last_of[i]];
     }
   }
-  write_elements(r.aggregates, std::span<const std::size_t>(folded_at), std::span<const V>(folded));
+  r.aggregates.write(std::span<const std::size_t>(folded_at), std::span<const V>(folded));
   return r;
 }
 
