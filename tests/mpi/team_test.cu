@@ -352,8 +352,10 @@ TEST(TeamVector, InProcessTeam) {
   v.local().upload(0, host.data(), host.size());
   EXPECT_EQ(mg::reduce(v, identity, mat_mul{}), std::accumulate(host.begin(), host.end(), identity, mat_mul{}));
   EXPECT_EQ(mg::to_vector(v), host);
-  // One slot: redistribute hands device memory to the in-process communicator, whose copy
-  // must be done before the call returns (read at once, the source freed at once).
+  // One slot, on the device path (automatic would take the host path for parts this small):
+  // redistribute hands device memory to the in-process communicator, whose copy must be done
+  // before the call returns (read at once, the source freed at once).
+  t.set_exchange(mg::exchange_path::device);
   auto w = mg::team_vector<mat2>::block(t, 1000, groups()[0]);
   {
     auto u = mg::team_vector<mat2>::block(t, 1000, groups()[0]);
@@ -385,7 +387,9 @@ TEST(TeamVector, OverNcclWithOneRank) {
     EXPECT_EQ(mg::to_vector(out), expected);
     EXPECT_EQ(mg::count(v, value_int(0)),
               static_cast<std::size_t>(std::count(host.begin(), host.end(), value_int(0))));
-    // One slot on the communicator's device: redistribute goes device to device through NCCL.
+    // One slot on the communicator's device, on the device path (automatic would take the host
+    // path for parts this small): redistribute goes device to device through NCCL.
+    t.set_exchange(mg::exchange_path::device);
     auto a = make<int>(t, l, groups()[0], value_int);
     auto b = mg::team_vector<int>::block(t, a.size(), groups()[0]);
     EXPECT_TRUE(mg::detail::exchange_on_device(t, a.local(), b.local()));
