@@ -15,7 +15,7 @@ namespace multigpu::detail {
 
 /// Watches the blocking wait in flight. The calling thread marks a wait begun (its call's name
 /// and timeout) and ended; the watchdog's thread looks eight times per timeout (between 1 ms
-/// and 1 s apart) and, while a wait is in flight, hands the transport's `look` the call's
+/// and 1 s apart; a wait with a shorter limit than the last wakes it at once) and, while a wait is in flight, hands the transport's `look` the call's
 /// name, how long the wait has run and its limit. A wait is timed from the first look that
 /// finds it, so a look sees it past its limit between one and one and a quarter timeouts after
 /// it began; no clock is read on the calling thread.
@@ -42,10 +42,17 @@ class call_watchdog {
   /// A wait for `call` starts now, with a limit of `timeout_s` seconds (over 30 years: for
   /// ever, in effect).
   void begin(const char* call, double timeout_s) {
-    std::lock_guard lock(mutex_);
-    call_ = call;
-    limit_ = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(std::min(timeout_s, 1e9)));
-    in_flight_ = ++calls_;
+    bool sooner = false;
+    {
+      std::lock_guard lock(mutex_);
+      call_ = call;
+      limit_ = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(std::min(timeout_s, 1e9)));
+      in_flight_ = ++calls_;
+      sooner = period_of(limit_) < period_;
+    }
+    // A limit shorter than the one the thread sleeps for: wake it, so that it looks at this
+    // wait on this limit's schedule (rare: the usual call keeps its limit and wakes nobody).
+    if (sooner) wake_.notify_one();
   }
   /// The wait ended.
   void end() {
@@ -64,9 +71,14 @@ class call_watchdog {
         seen_at = clock::now();
       }
       if (seen != 0 && look_(call_, clock::now() - seen_at, limit_)) seen_at = clock::now();
-      const auto period = std::clamp<clock::duration>(limit_ / 8, std::chrono::milliseconds(1), std::chrono::seconds(1));
-      wake_.wait_for(lock, period, [&] { return stop_; });
+      period_ = period_of(limit_);
+      const std::uint64_t looked_at = calls_;
+      wake_.wait_for(lock, period_, [&] { return stop_ || (calls_ != looked_at && period_of(limit_) < period_); });
     }
+  }
+
+  static clock::duration period_of(clock::duration limit) {
+    return std::clamp<clock::duration>(limit / 8, std::chrono::milliseconds(1), std::chrono::seconds(1));
   }
 
   look_fn look_;
@@ -76,6 +88,7 @@ class call_watchdog {
   clock::duration limit_ = std::chrono::seconds(1);
   std::uint64_t calls_ = 0;      // waits begun so far
   std::uint64_t in_flight_ = 0;  // the number of the wait in flight, or 0
+  clock::duration period_ = std::chrono::seconds(1);  // how long the thread sleeps between looks
   bool stop_ = false;
   std::thread thread_;  // last: it starts once the members above exist
 };

@@ -70,4 +70,23 @@ TEST(CallWatchdog, ALookThatActsGetsOneMoreTimeout) {
   EXPECT_GE(elapsed, 0.1);
 }
 
+TEST(CallWatchdog, AShorterLimitThanTheLastIsWatchedOnItsOwnSchedule) {
+  std::atomic<int> late{0};
+  call_watchdog dog([&](const char*, call_watchdog::clock::duration waited, call_watchdog::clock::duration limit) {
+    if (waited > limit) ++late;
+    return false;
+  });
+  dog.begin("all_gather", 100.0);  // the thread now sleeps 1 s between looks
+  std::this_thread::sleep_for(20ms);
+  dog.end();
+  std::this_thread::sleep_for(20ms);
+  const auto start = std::chrono::steady_clock::now();
+  dog.begin("barrier", 0.02);  // looks every 2.5 ms: seen late after about 20-25 ms, not 1 s
+  while (late.load() == 0 && std::chrono::steady_clock::now() - start < 10s) std::this_thread::sleep_for(1ms);
+  dog.end();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(late.load(), 1);
+  EXPECT_LT(seconds, 0.9) << "the short wait waited for the long one's sleep";
+}
+
 }  // namespace
