@@ -1,6 +1,6 @@
-// sort, stable_sort, sort_by_key, is_sorted, lower_bound and upper_bound against
-// std::stable_sort / std::lower_bound on the host, over key types, distributions, sizes
-// and group shapes.
+// sort, stable_sort and sort_by_key against std::stable_sort on the host, over key types,
+// distributions, sizes and group shapes. lower_bound, upper_bound and is_sorted are in
+// lower_bound_test.cu.
 #include <multigpu/multigpu.hpp>
 
 #include "support.hpp"
@@ -224,46 +224,6 @@ TYPED_TEST(Sort, SortByKeyKeepsEqualKeysInInputOrder) {
         EXPECT_TRUE(same_bits(got_keys, want_keys));
         EXPECT_TRUE(same_elements(got_values, want_values));
       }
-}
-
-TYPED_TEST(Sort, BoundsAndIsSortedMatchTheHost) {
-  using K = TypeParam;
-  for (const auto& s : exchange_shapes())
-    for (std::size_t n : sort_sizes(s.group.size())) {
-      SCOPED_TRACE(testing::Message() << s.name << " n=" << n);
-      // Small integer-valued keys: many duplicates, no NaN (bounds need a strict weak order).
-      std::vector<K> host(n);
-      std::uniform_int_distribution<int> d(0, 50);
-      for (auto& x : host) x = static_cast<K>(d(rng()));
-      std::sort(host.begin(), host.end());
-      mg::distributed_vector<K> v(host, s.group);
-      EXPECT_TRUE(mg::is_sorted(v));
-      for (int q : {-1, 0, 7, 25, 50, 51}) {
-        if (std::is_unsigned_v<K> && q < 0) continue;
-        const K value = static_cast<K>(q);
-        EXPECT_EQ(mg::lower_bound(v, value) - v.begin(), std::lower_bound(host.begin(), host.end(), value) - host.begin())
-            << "value " << value;
-        EXPECT_EQ(mg::upper_bound(v, value) - v.begin(), std::upper_bound(host.begin(), host.end(), value) - host.begin())
-            << "value " << value;
-      }
-      if (n >= 2 && host.front() != host.back()) {
-        // A descent inside a segment, and one across the first segment boundary.
-        auto unsorted = host;
-        std::swap(unsorted.front(), unsorted.back());
-        mg::distributed_vector<K> w(unsorted, s.group);
-        EXPECT_FALSE(mg::is_sorted(w));
-        // A descent across each boundary between segments (empty segments in between too).
-        for (std::size_t slot = 1; slot < s.group.size(); ++slot) {
-          const std::size_t cut = v.layout().segment_offset(slot);
-          if (cut == 0 || cut >= n || host[cut - 1] == host[cut]) continue;
-          SCOPED_TRACE(testing::Message() << "descent across the boundary before slot " << slot);
-          auto across = host;
-          std::swap(across[cut - 1], across[cut]);
-          mg::distributed_vector<K> x(across, s.group);
-          EXPECT_FALSE(mg::is_sorted(x));
-        }
-      }
-    }
 }
 
 TEST(SortLayouts, UnevenLayoutsAndHalosAreKept) {

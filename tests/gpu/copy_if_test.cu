@@ -1,15 +1,15 @@
-// copy_if, remove_copy_if, remove_if, unique, the partitions and rebalance against
-// std::copy_if, std::remove_if, std::unique_copy and std::stable_partition on the host: both forms (the layout kept per slot, and the STL form into a given output), the
-// per-slot layout of the first, predicates that keep nothing, everything, one segment or only
-// the last element, outputs on another group, and bad input (nothing written).
+// copy_if, remove_copy_if and remove_if against std::copy_if, std::remove_copy_if and
+// std::remove_if on the host: both forms (the layout kept per slot, and the STL form into a given
+// output), the per-slot layout of the first, rebalance after a filter, predicates that keep
+// nothing, everything, one segment or only the last element, outputs on another group, views,
+// capacity, and bad input (nothing written). Every size-changing form taking a view is here too.
 #include <multigpu/multigpu.hpp>
 
-#include "support.hpp"
+#include "select_support.hpp"
 
 #include <algorithm>
-#include <numeric>
-#include <cmath>
 #include <iterator>
+#include <numeric>
 #include <ranges>
 #include <stdexcept>
 #include <string>
@@ -17,73 +17,13 @@
 namespace {
 
 using namespace test;
+using namespace test::selection;
 
 template <class T>
-__host__ __device__ double key(const T& x) {
-  if constexpr (std::is_same_v<T, vec3>)
-    return x.x;
-  else
-    return static_cast<double>(x);
-}
+class CopyIf : public ::testing::Test {};
+TYPED_TEST_SUITE(CopyIf, select_types);
 
-/// key(x) > bound.
-template <class T>
-struct above {
-  double bound;
-  __host__ __device__ bool operator()(const T& x) const { return key(x) > bound; }
-};
-
-template <class T>
-T with_key(double k) {
-  if constexpr (std::is_same_v<T, vec3>)
-    return {k, -k, 0.5};
-  else
-    return static_cast<T>(k);
-}
-
-/// The input of one case: random keys in [-100, 100], and where `marked` says, keys of 300 (a
-/// whole segment) or 500 (the last element), so that a bound of 200 keeps only those.
-enum class marked { none, one_segment, last_element };
-
-template <class T>
-std::vector<T> input(std::size_t n, const mg::distribution& layout, marked m) {
-  std::vector<T> v = random_vector<T>(n);
-  if (m == marked::one_segment && layout.segment_count() > 0) {
-    const std::size_t slot = layout.segment_count() / 2;
-    for (std::size_t i = 0; i < layout.segment_size(slot); ++i) v[layout.segment_offset(slot) + i] = with_key<T>(300);
-  }
-  if (m == marked::last_element && n > 0) v[n - 1] = with_key<T>(500);
-  return v;
-}
-
-/// The survivors per slot, as the layout-keeping form must lay them out.
-template <class T, class Pred>
-std::vector<std::size_t> survivors_per_slot(const std::vector<T>& host, const mg::distribution& layout, Pred pred) {
-  std::vector<std::size_t> counts(layout.segment_count(), 0);
-  for (std::size_t s = 0; s < counts.size(); ++s)
-    for (std::size_t i = 0; i < layout.segment_size(s); ++i) counts[s] += pred(host[layout.segment_offset(s) + i]) ? 1 : 0;
-  return counts;
-}
-
-struct select_case {
-  const char* name;
-  double bound;
-  marked mark;
-};
-const select_case cases[] = {
-    {"half", 0, marked::none},
-    {"nothing", 1000, marked::none},
-    {"everything", -1000, marked::none},
-    {"one segment", 200, marked::one_segment},
-    {"only the last element", 400, marked::last_element},
-};
-
-template <class T>
-class Select : public ::testing::Test {};
-using select_types = ::testing::Types<int, long long, float, double, vec3>;
-TYPED_TEST_SUITE(Select, select_types);
-
-TYPED_TEST(Select, LayoutKeepingFormKeepsEachSlotsSurvivorsInOrder) {
+TYPED_TEST(CopyIf, LayoutKeepingFormKeepsEachSlotsSurvivorsInOrder) {
   using T = TypeParam;
   for (const auto& s : exchange_shapes())
     for (std::size_t n : sizes(s.group.size(), std::is_same_v<T, int> || std::is_same_v<T, vec3>))
@@ -126,7 +66,7 @@ TYPED_TEST(Select, LayoutKeepingFormKeepsEachSlotsSurvivorsInOrder) {
       }
 }
 
-TYPED_TEST(Select, StlFormWritesTheSurvivorsDenselyFromTheOutput) {
+TYPED_TEST(CopyIf, StlFormWritesTheSurvivorsDenselyFromTheOutput) {
   using T = TypeParam;
   const T sentinel = with_key<T>(-7777);
   for (const auto& s : exchange_shapes())
@@ -168,7 +108,7 @@ TYPED_TEST(Select, StlFormWritesTheSurvivorsDenselyFromTheOutput) {
       }
 }
 
-TYPED_TEST(Select, SubrangesAndOverlappingOutputs) {
+TYPED_TEST(CopyIf, SubrangesAndOverlappingOutputs) {
   using T = TypeParam;
   for (const auto& s : exchange_shapes()) {
     const std::size_t n = 1009;
@@ -188,106 +128,6 @@ TYPED_TEST(Select, SubrangesAndOverlappingOutputs) {
     EXPECT_EQ(end - v.begin(), static_cast<std::ptrdiff_t>(15 + want.size()));
     EXPECT_TRUE(same_elements(mg::to_vector(v), expect));
   }
-}
-
-TYPED_TEST(Select, PartitionsKeepBothGroupsInOrder) {
-  using T = TypeParam;
-  const T sentinel = with_key<T>(-7777);
-  for (const auto& s : exchange_shapes())
-    for (std::size_t n : sizes(s.group.size(), std::is_same_v<T, double>))
-      for (const auto& c : cases) {
-        if (n > 2000000 && c.bound != 0) continue;
-        SCOPED_TRACE(testing::Message() << s.name << " n=" << n << " keeps " << c.name);
-        mg::distributed_vector<T> v(n, s.group);
-        const auto host = input<T>(n, v.layout(), c.mark);
-        mg::copy(host.begin(), host.end(), v.begin());
-        const above<T> pred{c.bound};
-        std::vector<T> want(host);
-        const auto want_mid = std::stable_partition(want.begin(), want.end(), pred);
-
-        // partition_copy into two vectors on another group, from index 2.
-        const mg::device_group other = s.group.size() == 1 ? s.group : mg::device_group({0, 0});
-        mg::distributed_vector<T> yes(n + 2, sentinel, other), no(n + 2, sentinel, s.group);
-        auto [yes_end, no_end] = mg::partition_copy(v.cbegin(), v.cend(), yes.begin() + 2, no.begin() + 2, pred);
-        const auto passed = static_cast<std::size_t>(want_mid - want.begin());
-        EXPECT_EQ(yes_end - yes.begin(), static_cast<std::ptrdiff_t>(2 + passed));
-        EXPECT_EQ(no_end - no.begin(), static_cast<std::ptrdiff_t>(2 + n - passed));
-        std::vector<T> expect_yes(n + 2, sentinel), expect_no(n + 2, sentinel);
-        std::copy(want.begin(), want_mid, expect_yes.begin() + 2);
-        std::copy(want_mid, want.end(), expect_no.begin() + 2);
-        EXPECT_TRUE(same_elements(mg::to_vector(yes), expect_yes)) << "partition_copy, passing";
-        EXPECT_TRUE(same_elements(mg::to_vector(no), expect_no)) << "partition_copy, failing";
-
-        // In place.
-        auto mid = mg::stable_partition(v, pred);
-        EXPECT_EQ(mid - v.begin(), static_cast<std::ptrdiff_t>(passed));
-        EXPECT_TRUE(same_elements(mg::to_vector(v), want)) << "stable_partition";
-      }
-}
-
-/// Whether key(a) and key(b) fall in the same interval of ten: runs of "equal" elements that
-/// are not identical.
-template <class T>
-struct same_tens {
-  __host__ __device__ bool operator()(const T& a, const T& b) const {
-    return floor(key(a) / 10.0) == floor(key(b) / 10.0);
-  }
-};
-
-/// Inputs with runs: none (random keys), runs of three, one run over everything, and runs of
-/// about a third of the vector, which cross slots.
-template <class T>
-std::vector<T> runs_input(std::size_t n, int kind) {
-  if (kind == 0) return random_vector<T>(n);
-  std::vector<T> v(n);
-  const std::size_t length = kind == 1 ? 3 : (kind == 2 ? n + 1 : n / 3 + 1);
-  for (std::size_t i = 0; i < n; ++i) v[i] = with_key<T>(static_cast<double>((i / length) % 50));
-  return v;
-}
-
-TYPED_TEST(Select, UniqueKeepsTheFirstOfEveryRun) {
-  using T = TypeParam;
-  const T sentinel = with_key<T>(-7777);
-  const char* kinds[] = {"random", "runs of 3", "one run", "runs across slots"};
-  for (const auto& s : exchange_shapes())
-    for (std::size_t n : sizes(s.group.size(), std::is_same_v<T, long long>))
-      for (int kind = 0; kind < 4; ++kind) {
-        if (n > 2000000 && kind != 3) continue;
-        SCOPED_TRACE(testing::Message() << s.name << " n=" << n << ", " << kinds[kind]);
-        mg::distributed_vector<T> v(n, s.group);
-        const auto host = runs_input<T>(n, kind);
-        mg::copy(host.begin(), host.end(), v.begin());
-        std::vector<T> want;
-        std::unique_copy(host.begin(), host.end(), std::back_inserter(want));
-
-        // Layout kept: each slot keeps the runs that start on it.
-        mg::distributed_vector<T> kept = mg::unique_copy(v);
-        std::vector<std::size_t> starts(v.layout().segment_count(), 0);
-        for (std::size_t slot = 0; slot < starts.size(); ++slot)
-          for (std::size_t j = 0; j < v.layout().segment_size(slot); ++j) {
-            const std::size_t i = v.layout().segment_offset(slot) + j;
-            starts[slot] += (i == 0 || !(host[i] == host[i - 1])) ? 1 : 0;
-          }
-        EXPECT_EQ(kept.layout(), mg::distribution::from_sizes(starts));
-        EXPECT_TRUE(same_elements(mg::to_vector(kept), want)) << "unique_copy, layout kept";
-
-        // The STL form into another vector from index 1, and a predicate other than ==.
-        mg::distributed_vector<T> out(n + 1, sentinel, s.group);
-        auto end = mg::unique_copy(v.cbegin(), v.cend(), out.begin() + 1);
-        EXPECT_EQ(end - out.begin(), static_cast<std::ptrdiff_t>(1 + want.size()));
-        std::vector<T> expect(n + 1, sentinel);
-        std::copy(want.begin(), want.end(), expect.begin() + 1);
-        EXPECT_TRUE(same_elements(mg::to_vector(out), expect)) << "unique_copy, STL form";
-        std::vector<T> tens;
-        std::unique_copy(host.begin(), host.end(), std::back_inserter(tens), same_tens<T>{});
-        EXPECT_TRUE(same_elements(mg::to_vector(mg::unique_copy(v, same_tens<T>{})), tens)) << "same_tens";
-
-        // In place, then trimmed.
-        auto new_end = mg::unique(v);
-        ASSERT_EQ(new_end - v.begin(), static_cast<std::ptrdiff_t>(want.size()));
-        v.resize(want.size());
-        EXPECT_TRUE(same_elements(mg::to_vector(v), want)) << "unique, then resize";
-      }
 }
 
 // Every form takes a view in place of [first, last) (docs/api.md#iterators): subranges that
@@ -440,23 +280,7 @@ TEST(SelectCapacity, KeptUntilShrinkToFitAndOnlyThere) {
   EXPECT_EQ(mg::to_vector(kept), want);
 }
 
-TEST(SelectErrors, PartitionCopyWithoutRoomWritesNeitherOutput) {
-  mg::distributed_vector<int> v(100, mg::device_group({0, 0}));
-  mg::iota(v, 0);
-  mg::distributed_vector<int> yes(100, -1, mg::device_group({0})), no(10, -1, mg::device_group({0}));
-  try {
-    mg::partition_copy(v.begin(), v.end(), yes.begin(), no.begin(), above<int>{49.5});
-    ADD_FAILURE() << "no exception";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("50 of the 100 elements go to the output of those that fail"),
-              std::string::npos)
-        << e.what();
-  }
-  EXPECT_EQ(mg::to_vector(yes), std::vector<int>(100, -1));
-  EXPECT_EQ(mg::to_vector(no), std::vector<int>(10, -1));
-}
-
-TEST(SelectErrors, AnOutputWithoutRoomGetsInvalidArgumentAndIsNotWritten) {
+TEST(CopyIfErrors, AnOutputWithoutRoomGetsInvalidArgumentAndIsNotWritten) {
   mg::device_group g({0, 0, 0});
   const std::vector<int> host{5, -1, 7, 9, -3, 2, 8};  // five positive
   mg::distributed_vector<int> v(host, g);
