@@ -5,11 +5,21 @@
 // halos move) and exchange-first. ratio_vs_baseline = baseline time / our time; the 4-slot
 // against 1-slot ratio is the quotient of two rows' ours_ms from the same run.
 //
-// Arguments: {shape, overlapped}.
+// halo_face_16384: one exchange_halos of a 2-D float array split in two on GPU 0, so that
+// one face of 16384 floats moves each way: a row face (contiguous, slabs {2, 1}) or a column
+// face (strided, {1, 2}), against two bare cudaMemcpy2DAsync calls moving the same faces of one
+// padded array on one stream (ratio_vs_memcpy2d).
+//
+// stencil_host_cost: the host time to enqueue one 5-point stencil_transform on 4 slots of GPU
+// 0 (256² floats, so the GPU never holds the host back), per dispatch policy.
+//
+// Arguments: stencil {shape, overlapped}; halo_face {column}; stencil_host_cost {policy}.
 
 #include "bench_support.hpp"
 
 #include <multigpu/mdarray.hpp>
+
+#include <chrono>
 
 namespace {
 
@@ -127,6 +137,100 @@ void stencil_args(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(stencil<2>)->Name("stencil_2d_5point_16384")->Apply(stencil_args);
 BENCHMARK(stencil<3>)->Name("stencil_3d_7point_512")->Apply(stencil_args);
+
+void halo_face(benchmark::State& state) {
+  if (skip_without_gpu(state)) return;
+  const bool column = state.range(0) != 0;
+  constexpr std::size_t face = 16384, across = 256;
+  const mg::device_group g = group_for(2);
+  state.SetLabel(std::string(column ? "column face (strided)" : "row face (contiguous)") + ", 2 slot(s) on GPU 0");
+  {
+    mg::mdarray_options<float, 2> o;
+    o.halo = {1, 1};
+    o.grid = column ? mg::md_index<2>{1, 2} : mg::md_index<2>{2, 1};
+    const mg::md_index<2> extents = column ? mg::md_index<2>{face, across} : mg::md_index<2>{across, face};
+    mg::distributed_mdarray<float, 2> a(extents, 1.0f, g, o);
+    // The baseline: the same array unsplit, with its frame; the two faces move between the
+    // middle of the array and its frame, each as one cudaMemcpy2DAsync.
+    const std::size_t rows = extents[0] + 2, cols = extents[1] + 2, pitch = cols * sizeof(float);
+    mg::device_guard guard(0);
+    cudaStream_t stream = nullptr;
+    MULTIGPU_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    float* buffer = nullptr;
+    MULTIGPU_CUDA_TRY(cudaMallocAsync(&buffer, rows * pitch, stream));
+    MULTIGPU_CUDA_TRY(cudaMemsetAsync(buffer, 0, rows * pitch, stream));
+    auto ours = [&] { mg::exchange_halos(a); };
+    auto baseline = [&] {
+      if (column) {  // column across/2 -> column 0 and column across/2 + 1 -> column cols - 1
+        MULTIGPU_CUDA_TRY(cudaMemcpy2DAsync(buffer, pitch, buffer + across / 2, pitch, sizeof(float), rows,
+                                            cudaMemcpyDeviceToDevice, stream));
+        MULTIGPU_CUDA_TRY(cudaMemcpy2DAsync(buffer + cols - 1, pitch, buffer + across / 2 + 1, pitch, sizeof(float),
+                                            rows, cudaMemcpyDeviceToDevice, stream));
+      } else {  // row across/2 -> row 0 and row across/2 + 1 -> row rows - 1
+        MULTIGPU_CUDA_TRY(cudaMemcpy2DAsync(buffer, pitch, buffer + across / 2 * cols, pitch, face * sizeof(float), 1,
+                                            cudaMemcpyDeviceToDevice, stream));
+        MULTIGPU_CUDA_TRY(cudaMemcpy2DAsync(buffer + (rows - 1) * cols, pitch, buffer + (across / 2 + 1) * cols, pitch,
+                                            face * sizeof(float), 1, cudaMemcpyDeviceToDevice, stream));
+      }
+    };
+    for (int i = 0; i < 3; ++i) {
+      ours();
+      baseline();
+    }
+    double ours_ms = 0, baseline_ms = 0;
+    std::int64_t calls = 0;
+    for (auto _ : state) {
+      const double mine = time_group_ms(g, ours);
+      baseline_ms += time_stream_ms(stream, baseline);
+      ours_ms += mine;
+      ++calls;
+      state.SetIterationTime(mine / 1000.0);
+    }
+    state.SetBytesProcessed(static_cast<std::int64_t>(2 * face * sizeof(float)) * calls);
+    state.counters["ours_us"] = benchmark::Counter(1000.0 * ours_ms / static_cast<double>(calls));
+    state.counters["memcpy2d_us"] = benchmark::Counter(1000.0 * baseline_ms / static_cast<double>(calls));
+    state.counters["ratio_vs_memcpy2d"] = benchmark::Counter(baseline_ms / ours_ms);
+    MULTIGPU_CUDA_TRY(cudaFreeAsync(buffer, stream));
+    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream));
+    MULTIGPU_CUDA_TRY(cudaStreamDestroy(stream));
+  }
+  release_cached(g);
+}
+BENCHMARK(halo_face)->Name("halo_face_16384")->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+
+void stencil_host_cost(benchmark::State& state) {
+  if (skip_without_gpu(state)) return;
+  static const mg::dispatch_policy policies[] = {mg::dispatch_policy::caller_thread,
+                                                 mg::dispatch_policy::worker_threads, mg::dispatch_policy::graph};
+  static const char* names[] = {"caller thread", "worker threads", "graph replay"};
+  mg::group_options options;
+  options.dispatch = policies[state.range(0)];
+  const mg::device_group g = group_for(4, options);
+  state.SetLabel(shape_name(4) + ", " + names[state.range(0)]);
+  {
+    mg::mdarray_options<float, 2> o;
+    o.halo = {1, 1};
+    for (auto& b : o.boundaries) b.kind = mg::boundary_kind::periodic;
+    mg::distributed_mdarray<float, 2> a({256, 256}, 1.0f, g, o), b({256, 256}, 0.0f, g, a.options());
+    constexpr int batch = 16;  // calls enqueued between two waits: far below any launch queue's depth
+    for (int i = 0; i < 3; ++i) mg::stencil_transform(a, b, five_point{});
+    g.synchronize();
+    double host_us = 0;
+    std::int64_t calls = 0;
+    for (auto _ : state) {
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < batch; ++i) mg::stencil_transform(a, b, five_point{});
+      const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+      g.synchronize();
+      host_us += us;
+      calls += batch;
+      state.SetIterationTime(us / 1e6 / batch);
+    }
+    state.counters["host_us_per_call"] = benchmark::Counter(host_us / static_cast<double>(calls));
+  }
+  release_cached(g);
+}
+BENCHMARK(stencil_host_cost)->DenseRange(0, 2)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
 
 }  // namespace
 
