@@ -6,7 +6,7 @@
 
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/observer.hpp>
-#include <multigpu/transfer/detail/host_stager.hpp>
+#include <multigpu/memory/detail/host_stager.hpp>
 
 #include <multigpu/runtime/detail/peer_registry.hpp>
 

@@ -1,36 +1,16 @@
 #pragma once
 // Pure arithmetic for pipelined copies: how a transfer is cut into chunks so that copies
-// overlap (double buffering) and so that every device is fed at once.
+// overlap (double buffering) and so that every device is fed at once. Defined with the host
+// stager in the memory layer (memory/detail/chunking.hpp); these are its public names.
 
-#include <cstddef>
-#include <span>
-#include <vector>
+#include <multigpu/memory/detail/chunking.hpp>
 
 namespace multigpu::transfer {
 
-/// Chunk size for host <-> device streaming through pinned buffers: large enough that a
-/// DMA costs far more than its launch, small enough that the CPU copy into the next
-/// buffer overlaps it.
-inline constexpr std::size_t host_chunk_bytes = std::size_t{4} << 20;
-/// Chunk size for device -> host -> device staging between devices without a peer link.
-inline constexpr std::size_t staged_chunk_bytes = std::size_t{8} << 20;
-
-/// One chunk of one piece of a transfer.
-struct chunk {
-  std::size_t piece;   ///< index of the piece it belongs to
-  std::size_t offset;  ///< byte offset within the piece
-  std::size_t bytes;
-  friend bool operator==(const chunk&, const chunk&) = default;
-};
-
-/// Cuts one piece of `bytes` into chunks of at most `chunk_bytes`.
-std::vector<chunk> split_into_chunks(std::size_t bytes, std::size_t chunk_bytes,
-                                     std::size_t piece = 0);
-
-/// Cuts every piece into chunks and interleaves them round-robin (chunk 0 of every piece,
-/// then chunk 1, ...) so that workers taking chunks in order keep all devices busy at once.
-/// Empty pieces give no chunks.
-std::vector<chunk> interleave_chunks(std::span<const std::size_t> piece_bytes,
-                                     std::size_t chunk_bytes);
+using detail::chunk;
+using detail::host_chunk_bytes;
+using detail::interleave_chunks;
+using detail::split_into_chunks;
+using detail::staged_chunk_bytes;
 
 }  // namespace multigpu::transfer

@@ -5,7 +5,7 @@
 // at once; small pageable transfers go straight through the driver, whose own staging is
 // cheaper than waking the workers.
 
-#include <multigpu/transfer/detail/host_stager.hpp>
+#include <multigpu/memory/detail/host_stager.hpp>
 
 #include <span>
 

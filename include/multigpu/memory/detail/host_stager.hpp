@@ -6,7 +6,7 @@
 // the next one (double buffering, here triple). One set of workers serves the whole
 // process: pinned memory is portable across devices, and threads are costly to start.
 
-#include <multigpu/transfer/chunking.hpp>
+#include <multigpu/memory/detail/chunking.hpp>
 
 #include <cuda_runtime_api.h>
 

@@ -1,4 +1,4 @@
-#include <multigpu/transfer/detail/host_stager.hpp>
+#include <multigpu/memory/detail/host_stager.hpp>
 
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/memory/pinned_buffer.hpp>
@@ -17,7 +17,7 @@ struct host_stager::job {
   std::byte* host;
   std::vector<device_piece> pieces;
   std::vector<std::size_t> host_offsets;  // where each piece starts in host memory
-  std::vector<transfer::chunk> chunks;
+  std::vector<chunk> chunks;
   std::atomic<std::size_t> next{0};
   std::mutex mutex;
   std::condition_variable finished;
@@ -84,7 +84,7 @@ std::shared_ptr<host_stager> host_stager::shared() {
     int requested = std::atoi(env);
     if (requested > 0) workers = static_cast<unsigned>(std::min(requested, 64));
   }
-  auto created = std::make_shared<host_stager>(workers, transfer::host_chunk_bytes, 3);
+  auto created = std::make_shared<host_stager>(workers, host_chunk_bytes, 3);
   instance = created;
   return created;
 }
@@ -145,16 +145,16 @@ void host_stager::run(worker& self) {
       continue;
     }
 
-    auto host_of = [&](const transfer::chunk& c) {
+    auto host_of = [&](const chunk& c) {
       return j->host + j->host_offsets[c.piece] + c.offset;
     };
-    auto device_of = [&](const transfer::chunk& c) {
+    auto device_of = [&](const chunk& c) {
       return static_cast<std::byte*>(j->pieces[c.piece].data) + c.offset;
     };
 
     if (j->to_device) {
       for (std::size_t index; (index = claim()) != SIZE_MAX;) {
-        const transfer::chunk& c = j->chunks[index];
+        const chunk& c = j->chunks[index];
         try {
           if (!j->failed()) {
             const device_piece& p = j->pieces[c.piece];
@@ -190,7 +190,7 @@ void host_stager::run(worker& self) {
         }
       };
       for (std::size_t index; (index = claim()) != SIZE_MAX;) {
-        const transfer::chunk& c = j->chunks[index];
+        const chunk& c = j->chunks[index];
         if (pending.size() + 1 >= self.slots.size()) finish_oldest();
         try {
           if (j->failed()) {
@@ -234,7 +234,7 @@ void host_stager::stream_job(bool to_device, std::byte* host, std::span<const de
     sizes.push_back(p.bytes);
     offset += p.bytes;
   }
-  j->chunks = transfer::interleave_chunks(sizes, chunk_bytes_);
+  j->chunks = interleave_chunks(sizes, chunk_bytes_);
   if (j->chunks.empty()) return;
   {
     std::lock_guard lock(mutex_);
