@@ -161,16 +161,19 @@ void halo_face(benchmark::State& state) {
     MULTIGPU_CUDA_TRY(cudaMemsetAsync(buffer, 0, rows * pitch, stream));
     auto ours = [&] { mg::exchange_halos(a); };
     auto baseline = [&] {
-      if (column) {  // column across/2 -> column 0 and column across/2 + 1 -> column cols - 1
-        MULTIGPU_CUDA_TRY(cudaMemcpy2DAsync(buffer, pitch, buffer + across / 2, pitch, sizeof(float), rows,
+      // The interior's rows 1..face: column across/2 -> column 0 and column across/2 + 1 ->
+      // column cols - 1, or row across/2 -> row 0 and row across/2 + 1 -> row rows - 1 (the
+      // interior's columns 1..face), each face exactly the face the library moves.
+      if (column) {
+        MULTIGPU_CUDA_TRY(cudaMemcpy2DAsync(buffer + cols, pitch, buffer + cols + across / 2, pitch, sizeof(float), face,
                                             cudaMemcpyDeviceToDevice, stream));
-        MULTIGPU_CUDA_TRY(cudaMemcpy2DAsync(buffer + cols - 1, pitch, buffer + across / 2 + 1, pitch, sizeof(float),
-                                            rows, cudaMemcpyDeviceToDevice, stream));
-      } else {  // row across/2 -> row 0 and row across/2 + 1 -> row rows - 1
-        MULTIGPU_CUDA_TRY(cudaMemcpy2DAsync(buffer, pitch, buffer + across / 2 * cols, pitch, face * sizeof(float), 1,
-                                            cudaMemcpyDeviceToDevice, stream));
-        MULTIGPU_CUDA_TRY(cudaMemcpy2DAsync(buffer + (rows - 1) * cols, pitch, buffer + (across / 2 + 1) * cols, pitch,
+        MULTIGPU_CUDA_TRY(cudaMemcpy2DAsync(buffer + 2 * cols - 1, pitch, buffer + cols + across / 2 + 1, pitch,
+                                            sizeof(float), face, cudaMemcpyDeviceToDevice, stream));
+      } else {
+        MULTIGPU_CUDA_TRY(cudaMemcpy2DAsync(buffer + 1, pitch, buffer + across / 2 * cols + 1, pitch,
                                             face * sizeof(float), 1, cudaMemcpyDeviceToDevice, stream));
+        MULTIGPU_CUDA_TRY(cudaMemcpy2DAsync(buffer + (rows - 1) * cols + 1, pitch, buffer + (across / 2 + 1) * cols + 1,
+                                            pitch, face * sizeof(float), 1, cudaMemcpyDeviceToDevice, stream));
       }
     };
     for (int i = 0; i < 3; ++i) {

@@ -2,9 +2,9 @@
 // What the tests of the size-changing algorithms share (copy_if_test.cu, partition_test.cu,
 // unique_test.cu): element keys, a predicate, inputs whose survivors are known (nothing,
 // everything, one segment, only the last element), inputs with runs, and the cases.
-#include "support.hpp"
-
 #include <multigpu/multigpu.hpp>
+
+#include "support.hpp"
 
 #include <cmath>
 #include <vector>
