@@ -176,15 +176,16 @@ class mpi_communicator::watchdog {
  public:
   explicit watchdog(const mpi_communicator& comm)
       : comm_(comm.comm_), rank_(comm.rank_), size_(comm.size_), may_call_mpi_(thread_multiple()),
-        dog_([this](const char* call, clock::duration waited, clock::duration limit) {
-          return waited > limit && expire(call, std::chrono::duration<double>(limit).count());
-        }) {}
+        dog_([this](const char* call, clock::duration waited,
+                    clock::duration limit) { return waited > limit && expire(call, seconds(limit)); },
+             [this](const char* call, clock::duration waited) { end_job(call, seconds(waited)); }) {}
 
   void begin(const char* call, double timeout_s) { dog_.begin(call, timeout_s); }
   void end() { dog_.end(); }
 
  private:
   using clock = detail::call_watchdog::clock;
+  static double seconds(clock::duration d) { return std::chrono::duration<double>(d).count(); }
   static bool thread_multiple() noexcept {
     int level = MPI_THREAD_SINGLE;
     return MPI_Query_thread(&level) == MPI_SUCCESS && level == MPI_THREAD_MULTIPLE;
@@ -197,18 +198,22 @@ class mpi_communicator::watchdog {
                  call, rank_, size_, seconds, next);
     std::fflush(stderr);
   }
-  /// Revokes the communicator and returns true (the first time, with ULFM under
-  /// MPI_THREAD_MULTIPLE: the call gets one more timeout to return), else ends the job.
+  /// Revokes the communicator and returns true (with ULFM under MPI_THREAD_MULTIPLE: the call
+  /// gets one more timeout to return), else ends the job.
   bool expire(const char* call, double limit_s) {
 #if defined(OMPI_HAVE_MPI_EXT_FTMPI) || defined(MPIX_ERR_REVOKED)
-    if (may_call_mpi_ && !revoked_) {
+    if (may_call_mpi_) {
       report(call, limit_s, "Revoking the communicator: the call fails with comm_error on every rank.");
-      revoked_ = true;
       MPIX_Comm_revoke(comm_);
       return true;
     }
 #endif
-    report(call, revoked_ ? 2 * limit_s : limit_s, "Ending the job.");
+    end_job(call, limit_s);
+    return false;
+  }
+  /// The last step: the call is still stuck (after a revoke, one timeout later).
+  [[noreturn]] void end_job(const char* call, double waited_s) const {
+    report(call, waited_s, "Ending the job.");
     if (may_call_mpi_) MPI_Abort(comm_, 3);
     std::abort();  // below MPI_THREAD_MULTIPLE (or if MPI_Abort returned): the launcher ends the job
   }
@@ -216,7 +221,6 @@ class mpi_communicator::watchdog {
   MPI_Comm comm_;
   int rank_, size_;
   bool may_call_mpi_;
-  bool revoked_ = false;
   detail::call_watchdog dog_;  // last: its thread starts once the members above exist
 };
 

@@ -8,7 +8,6 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -193,65 +192,53 @@ class nccl_communicator::staged {
 /// ncclCommGetAsyncError, and aborts the NCCL communicator when NCCL reports an error or the
 /// wait is past its limit; the waiting call then finds the verdict and throws. NCCL's abort
 /// waits for work queued before the call on the same stream; a wait still not over one
-/// timeout after the abort began (other work holds the stream, which an abort cannot end)
-/// ends the process with a message, from a thread of its own, as the MPI communicator's
-/// watchdog does.
+/// timeout after the abort (other work holds the stream, which an abort cannot end) ends the
+/// process with a message, as the MPI communicator's watchdog does.
 class nccl_communicator::watchdog {
  public:
   watchdog(ncclComm_t comm, int rank, int size)
       : comm_(comm), rank_(rank), size_(size),
-        dog_([this](const char* call, clock::duration waited, clock::duration limit) {
-          look(call, waited, limit);
-          return false;
-        }) {}
+        dog_([this](const char*, clock::duration waited, clock::duration limit) { return act(waited, limit); },
+             [this](const char* call, clock::duration) { last_words(call); }) {}
 
   /// A wait for `call` starts now.
   void begin(const char* call, double timeout_s) { dog_.begin(call, timeout_s); }
   /// The wait ended. Returns why the communicator was aborted during it, or "" (it was not).
   std::string end() {
     dog_.end();  // no look touches this wait from here on
-    if (over_) over_->store(true);
-    over_.reset();
     return std::exchange(verdict_, std::string());
   }
 
  private:
   using clock = detail::call_watchdog::clock;
-  /// On the watchdog's thread, during a wait.
-  void look(const char* call, clock::duration waited, clock::duration limit) {
+  /// On the watchdog's thread, during a wait: true once it aborted the communicator.
+  bool act(clock::duration waited, clock::duration limit) {
     const nccl_api& api = nccl();
-    if (aborted_) return;  // the handle is gone
+    if (aborted_) return false;  // the handle is gone
     ncclResult_t async = ncclSuccess;
     const ncclResult_t asked = api.get_async_error(comm_, &async);
     if (asked != ncclSuccess) async = asked;
     const bool late = waited > limit;
-    if ((async == ncclSuccess || async == ncclInProgress) && !late) return;
+    if ((async == ncclSuccess || async == ncclInProgress) && !late) return false;
     verdict_ = late ? detail::concat("made no progress within ", std::chrono::duration<double>(limit).count(),
                                      " s (a peer failed or skipped the call; MULTIGPU_COMM_TIMEOUT_S sets the limit)")
                     : detail::concat("failed: ", describe(async));
     aborted_ = true;
-    over_ = std::make_shared<std::atomic<bool>>(false);
-    try {
-      std::thread([over = over_, limit, call, rank = rank_, size = size_] {
-        std::this_thread::sleep_for(limit);
-        if (over->load()) return;
-        std::fprintf(stderr,
-                     "multigpu: NCCL %s on rank %d of %d is still waiting one timeout after the NCCL communicator "
-                     "was aborted (other work holds its stream). Ending the process.\n",
-                     call, rank, size);
-        std::fflush(stderr);
-        std::abort();
-      }).detach();
-    } catch (const std::system_error&) {
-      // No thread for the fallback: the abort below still ends NCCL's own work.
-    }
     api.abort(comm_);  // ends NCCL's kernels (after the stream's earlier work), so the wait returns
+    return true;
+  }
+  /// The wait is still in flight one timeout after the abort.
+  void last_words(const char* call) const {
+    std::fprintf(stderr,
+                 "multigpu: NCCL %s on rank %d of %d is still waiting one timeout after the NCCL communicator "
+                 "was aborted (other work holds its stream). Ending the process.\n",
+                 call, rank_, size_);
+    std::fflush(stderr);
   }
 
   ncclComm_t comm_;
   int rank_, size_;
-  std::string verdict_;                      // written by a look, read by end() after the wait
-  std::shared_ptr<std::atomic<bool>> over_;  // made at an abort: set when that wait ends
+  std::string verdict_;  // written by act, read by end() after the wait
   bool aborted_ = false;
   detail::call_watchdog dog_;  // last: its thread starts once the members above exist
 };

@@ -1,12 +1,14 @@
 // The watchdog both blocking communicators share (src/comm/call_watchdog.hpp): it looks at a
-// wait in flight only, times it from its first look, lets a look restart the clock, and never
-// looks at a wait that has ended.
+// wait in flight only, times it from its first look, gives a wait it acted on one more timeout
+// and then ends the process, and never acts on a wait that has ended: end() waits for a look
+// under way.
 
 #include "call_watchdog.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -16,6 +18,10 @@ namespace {
 using namespace std::chrono_literals;
 using multigpu::detail::call_watchdog;
 
+void never_gives_up(const char* call, call_watchdog::clock::duration) {
+  ADD_FAILURE() << "gave up on " << call;
+}
+
 TEST(CallWatchdog, LooksOnlyDuringAWaitAndSeesItPastItsLimit) {
   std::atomic<int> looks{0}, late{0};
   std::atomic<const char*> named{nullptr};
@@ -24,7 +30,7 @@ TEST(CallWatchdog, LooksOnlyDuringAWaitAndSeesItPastItsLimit) {
     named = call;
     if (waited > limit) ++late;
     return false;
-  });
+  }, never_gives_up);
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(looks.load(), 0) << "no wait in flight: no look";
   dog.begin("all_reduce", 0.04);  // looks every 5 ms
@@ -44,7 +50,7 @@ TEST(CallWatchdog, AWaitWithinItsLimitIsNeverLate) {
   call_watchdog dog([&](const char*, call_watchdog::clock::duration waited, call_watchdog::clock::duration limit) {
     if (waited > limit) ++late;
     return false;
-  });
+  }, never_gives_up);
   for (int i = 0; i < 20; ++i) {
     dog.begin("barrier", 10.0);
     std::this_thread::sleep_for(2ms);
@@ -53,21 +59,62 @@ TEST(CallWatchdog, AWaitWithinItsLimitIsNeverLate) {
   EXPECT_EQ(late.load(), 0);
 }
 
-TEST(CallWatchdog, ALookThatActsGetsOneMoreTimeout) {
-  std::atomic<int> acted{0};
-  call_watchdog dog([&](const char*, call_watchdog::clock::duration waited, call_watchdog::clock::duration limit) {
-    if (waited <= limit) return false;
-    ++acted;
-    return true;  // timed afresh
-  });
+TEST(CallWatchdog, AWaitThatEndsAfterTheActionIsNotGivenUp) {
+  std::atomic<int> acted{0}, gave_up{0};
+  call_watchdog dog(
+      [&](const char*, call_watchdog::clock::duration waited, call_watchdog::clock::duration limit) {
+        if (waited <= limit) return false;
+        ++acted;
+        return true;  // it aborted the communicator: the wait gets one more timeout to end
+      },
+      [&](const char*, call_watchdog::clock::duration) { ++gave_up; });
   dog.begin("send_recv", 0.05);
   const auto start = std::chrono::steady_clock::now();
-  while (acted.load() < 2 && std::chrono::steady_clock::now() - start < 10s) std::this_thread::sleep_for(1ms);
-  dog.end();
+  while (acted.load() == 0 && std::chrono::steady_clock::now() - start < 10s) std::this_thread::sleep_for(1ms);
+  dog.end();  // the action ended the wait
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_EQ(acted.load(), 2);
-  // Each act comes a whole limit after the clock (re)started: two take two limits at least.
-  EXPECT_GE(elapsed, 0.1);
+  std::this_thread::sleep_for(150ms);  // past the second timeout
+  EXPECT_EQ(acted.load(), 1) << "the transport acts once on a wait";
+  EXPECT_EQ(gave_up.load(), 0);
+  EXPECT_GE(elapsed, 0.05) << "the action comes a whole limit after the wait began";
+}
+
+TEST(CallWatchdog, AWaitStillStuckOneTimeoutAfterTheActionEndsTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        call_watchdog dog(
+            [](const char* call, call_watchdog::clock::duration waited, call_watchdog::clock::duration limit) {
+              if (waited <= limit) return false;
+              std::fprintf(stderr, "acted on %s\n", call);
+              return true;
+            },
+            [](const char* call, call_watchdog::clock::duration waited) {
+              std::fprintf(stderr, "gave up on %s after %.2f s\n", call, std::chrono::duration<double>(waited).count());
+            });
+        dog.begin("all_to_all_v", 0.05);
+        std::this_thread::sleep_for(10s);  // stuck: neither the action nor anything else ends it
+      },
+      "acted on all_to_all_v(.|\n)*gave up on all_to_all_v");
+}
+
+TEST(CallWatchdog, EndWaitsForALookActingOnItsWait) {
+  std::atomic<bool> acting{false}, acted{false};
+  call_watchdog dog(
+      [&](const char*, call_watchdog::clock::duration waited, call_watchdog::clock::duration limit) {
+        if (waited <= limit || acted.load()) return false;
+        acting = true;
+        std::this_thread::sleep_for(50ms);  // an abort that takes a while
+        acted = true;
+        return false;
+      },
+      never_gives_up);
+  dog.begin("broadcast", 0.01);
+  const auto start = std::chrono::steady_clock::now();
+  while (!acting.load() && std::chrono::steady_clock::now() - start < 10s) std::this_thread::sleep_for(100us);
+  ASSERT_TRUE(acting.load());
+  dog.end();
+  EXPECT_TRUE(acted.load()) << "end() returned while a look was still acting on its wait";
 }
 
 TEST(CallWatchdog, AShorterLimitThanTheLastIsWatchedOnItsOwnSchedule) {
@@ -75,7 +122,7 @@ TEST(CallWatchdog, AShorterLimitThanTheLastIsWatchedOnItsOwnSchedule) {
   call_watchdog dog([&](const char*, call_watchdog::clock::duration waited, call_watchdog::clock::duration limit) {
     if (waited > limit) ++late;
     return false;
-  });
+  }, never_gives_up);
   dog.begin("all_gather", 100.0);  // the thread now sleeps 1 s between looks
   std::this_thread::sleep_for(20ms);
   dog.end();
