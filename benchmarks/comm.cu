@@ -231,7 +231,7 @@ void team_sort_on(benchmark::State& state, mg::exchange_path path) {
   mg::team_vector<float> v(world(), n, mg::device_group({device()}));
   mg::team_vector<float> keys(world(), n, mg::device_group({device()}));
   const std::vector<float> host = unsorted_keys(n, v.offset());
-  keys.local().upload(0, host.data(), n);
+  mg::detail::vector_access::upload(keys.local(), 0, host.data(), n);
   auto call = [&] {
     mg::copy(keys.local(), v.local());
     mg::sort(v);
@@ -251,7 +251,7 @@ void local_sort(benchmark::State& state) {
   mg::distributed_vector<float> v(n, mg::device_group({device()}));
   mg::distributed_vector<float> keys(n, mg::device_group({device()}));
   const std::vector<float> host = unsorted_keys(n, 0);
-  keys.upload(0, host.data(), n);
+  mg::detail::vector_access::upload(keys, 0, host.data(), n);
   auto call = [&] {
     mg::copy(keys, v);
     mg::sort(v);

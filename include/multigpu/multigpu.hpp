@@ -10,6 +10,7 @@
 #include <multigpu/core/event.hpp>
 #include <multigpu/core/stream.hpp>
 #include <multigpu/runtime/device_group.hpp>
+#include <multigpu/memory/device_buffer.hpp>
 #include <multigpu/memory/device_pool.hpp>
 #include <multigpu/memory/pinned_buffer.hpp>
 #include <multigpu/memory/resource.hpp>

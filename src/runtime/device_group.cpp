@@ -7,6 +7,7 @@
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/observer.hpp>
 #include <multigpu/memory/detail/host_stager.hpp>
+#include <multigpu/memory/device_buffer.hpp>
 
 #include <multigpu/runtime/detail/peer_registry.hpp>
 
@@ -404,6 +405,13 @@ merge_route device_group::merge(merge_kind kind) const { return resources_->merg
 device_pool& device_group::pool(std::size_t slot) const {
   (void)device(slot);
   return resources_->pool(slot);
+}
+device_resource_ref device_group::segment_resource(std::size_t slot) const {
+  (void)device(slot);
+  const group_options& o = options();
+  if (o.storage == storage::managed) return device_resource_ref{managed_resource::instance()};
+  if (!o.resources.empty()) return o.resources[slot];
+  return device_resource_ref{resources_->pool(slot).resource()};
 }
 void device_group::order(std::size_t producer, std::size_t consumer) const {
   (void)device(producer);

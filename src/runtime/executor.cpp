@@ -12,10 +12,9 @@
 namespace multigpu::detail {
 
 executor::executor(std::shared_ptr<group_resources> resources)
-    : resources_(std::move(resources)), own_(resources_->streams().data(), false) {}
+    : resources_(std::move(resources)), own_(resources_->streams().data(), false),
+      devices_(resources_->devices().data()) {}
 
-int executor::device(std::size_t slot) const { return resources_->device(slot); }
-cudaStream_t executor::stream(std::size_t slot) const { return resources_->stream(slot); }
 staging_pool& executor::staging() const noexcept { return resources_->staging(); }
 event_pool& executor::events() const noexcept { return resources_->events(); }
 group_scratch& executor::scratch() const noexcept { return resources_->scratch(); }

@@ -241,7 +241,7 @@ void graph_replay::settle_events(std::size_t root, std::span<const piece> pieces
 }
 
 /// settle_events on an error path: the error being thrown is the one the caller sees.
-void graph_replay::settle_quietly(std::size_t root, std::span<const piece> pieces) noexcept {
+void graph_replay::settle_events_on_error(std::size_t root, std::span<const piece> pieces) noexcept {
   try {
     settle_events(root, pieces, true);
   } catch (...) {
@@ -316,7 +316,7 @@ void graph_replay::run(const collective_plan& plan, function_ref<void(const slot
       (void)cudaStreamEndCapture(origin, &partial);
       if (partial != nullptr) (void)cudaGraphDestroy(partial);
       renew_capture_streams();
-      settle_quietly(root, pieces);
+      settle_events_on_error(root, pieces);
       throw;
     }
     const cudaError_t ended = cudaStreamEndCapture(origin, &graph);
@@ -368,7 +368,7 @@ void graph_replay::run(const collective_plan& plan, function_ref<void(const slot
   } catch (...) {
     if (graph != nullptr) (void)cudaGraphDestroy(graph);
     e.reset();
-    settle_quietly(root, pieces);
+    settle_events_on_error(root, pieces);
     throw;
   }
   e.fingerprint = fingerprint;
@@ -377,7 +377,7 @@ void graph_replay::run(const collective_plan& plan, function_ref<void(const slot
     launch(e, root);
     release_after(root, pieces);
   } catch (...) {
-    settle_quietly(root, pieces);
+    settle_events_on_error(root, pieces);
     throw;
   }
   settle_events(root, pieces, pieces.size() == 1);

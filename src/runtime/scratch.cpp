@@ -57,7 +57,7 @@ group_scratch::group_scratch(const std::vector<int>& slot_devices, const std::ve
     slots_.push_back(std::make_unique<slot_scratch>(slot_devices[s], streams[s], *scratch_pools[s], generation_));
 }
 
-executor_lock::executor_lock(group_scratch& state) : state_(&state) {
+scratch_lock::scratch_lock(group_scratch& state) : state_(&state) {
   if (state.owner_.load() == std::this_thread::get_id())
     throw std::logic_error(
         "multigpu: a collective algorithm (reduce, scan, count, min/max_element, ...) was called on a group "
@@ -67,7 +67,7 @@ executor_lock::executor_lock(group_scratch& state) : state_(&state) {
   state.owner_.store(std::this_thread::get_id());
 }
 
-executor_lock::~executor_lock() {
+scratch_lock::~scratch_lock() {
   state_->owner_.store(std::thread::id{});
   state_->mutex_.unlock();
 }

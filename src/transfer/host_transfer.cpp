@@ -6,7 +6,13 @@
 #include <multigpu/memory/pinned_buffer.hpp>
 #include <multigpu/runtime/detail/group_resources.hpp>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 namespace multigpu::transfer {
@@ -82,6 +88,38 @@ void copy_devices_to_host(detail::group_resources& group, void* host,
     diagnostics::note(diagnostics::path::staged_host_download);
     group.stager().gather(host, pieces);
   }
+}
+
+void prefault_host(void* host, std::size_t bytes) {
+  if (host == nullptr || bytes < prefault_bytes) return;
+  const nvtx_range range("prefault host memory", bytes);
+  constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
+  const auto first = reinterpret_cast<std::uintptr_t>(host);
+  const std::uintptr_t last = first + bytes;
+#ifdef MADV_HUGEPAGE
+  // Advice only: where transparent huge pages are off, nothing changes.
+  const std::uintptr_t huge_first = (first + huge - 1) & ~(huge - 1);
+  const std::uintptr_t huge_last = last & ~(huge - 1);
+  if (huge_last > huge_first) (void)madvise(reinterpret_cast<void*>(huge_first), huge_last - huge_first, MADV_HUGEPAGE);
+#endif
+  const long page_size = sysconf(_SC_PAGESIZE);
+  const std::uintptr_t page = page_size > 0 ? static_cast<std::uintptr_t>(page_size) : 4096;
+  const auto touch = [page](std::uintptr_t from, std::uintptr_t to) {
+    for (std::uintptr_t p = from; p < to; p += page) *reinterpret_cast<volatile char*>(p) = 0;
+  };
+  // Parts of whole huge pages, so that no two threads fault the same one.
+  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  const std::uintptr_t part = ((bytes / threads + huge - 1) & ~(huge - 1));
+  std::vector<std::thread> helpers;
+  try {
+    for (unsigned t = 1; t < threads && first + t * part < last; ++t)
+      helpers.emplace_back(touch, first + t * part, std::min(last, first + (t + 1) * part));
+  } catch (const std::system_error&) {
+    // No more threads: the ones started and this one cover what they can, then this one the rest.
+  }
+  touch(first, std::min(last, first + part));
+  for (auto& h : helpers) h.join();
+  touch(first + (helpers.size() + 1) * part, last);
 }
 
 }  // namespace multigpu::transfer

@@ -75,7 +75,7 @@ TYPED_TEST(Gather, GatherMatchesTheHostForEveryKindOfMap) {
       // Map in another layout, and an output in yet another.
       {
         mg::distributed_vector<int> map(s.group, skewed_layout(out_size, k));
-        map.upload(0, map_host.data(), out_size);
+        mg::detail::vector_access::upload(map, 0, map_host.data(), out_size);
         mg::gather(map, input, in_reversed);
         EXPECT_TRUE(same_elements(mg::to_vector(in_reversed), want));
       }
@@ -111,9 +111,9 @@ TYPED_TEST(Gather, ScatterMatchesTheHostAndLeavesOtherElementsAlone) {
       }
       {
         mg::distributed_vector<long long> map(s.group, skewed_layout(n, k));
-        map.upload(0, targets.data(), n);
+        mg::detail::vector_access::upload(map, 0, targets.data(), n);
         mg::distributed_vector<T> output(s.group, skewed_layout(out_size, k));
-        output.upload(0, before.data(), out_size);
+        mg::detail::vector_access::upload(output, 0, before.data(), out_size);
         mg::scatter(input, map, output);
         EXPECT_TRUE(same_elements(mg::to_vector(output), want));
       }

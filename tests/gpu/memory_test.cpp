@@ -1,5 +1,5 @@
 // Per-device pools, pinned host memory and the staging pool.
-#include <multigpu/memory/device_pool.hpp>
+#include <multigpu/memory/device_buffer.hpp>
 #include <multigpu/memory/pinned_buffer.hpp>
 #include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/runtime/device_group.hpp>

@@ -240,13 +240,13 @@ TEST(SortLayouts, UnevenLayoutsAndHalosAreKept) {
       sizes[k - 1] += n - sizes[0];
       const auto layout = mg::distribution::from_sizes(sizes);
       mg::distributed_vector<int> uneven(s.group, layout);
-      uneven.upload(0, host.data(), n);
+      mg::detail::vector_access::upload(uneven, 0, host.data(), n);
       mg::sort(uneven);
       EXPECT_TRUE(uneven.layout() == layout);
       EXPECT_TRUE(same_elements(mg::to_vector(uneven), want));
 
       mg::distributed_vector<int> with_halo(n, mg::halo{2}, s.group);
-      with_halo.upload(0, host.data(), n);
+      mg::detail::vector_access::upload(with_halo, 0, host.data(), n);
       mg::sort(with_halo);
       EXPECT_TRUE(same_elements(mg::to_vector(with_halo), want));
     }
@@ -307,7 +307,7 @@ TEST(SortRecords, SortByKeyWithComparatorAndValuesInAnotherLayout) {
       std::vector<std::size_t> skewed(s.group.size(), 0);
       skewed.back() = n;
       mg::distributed_vector<long long> values(s.group, mg::distribution::from_sizes(skewed));
-      values.upload(0, values_host.data(), n);
+      mg::detail::vector_access::upload(values, 0, values_host.data(), n);
       mg::sort_by_key(keys, values, by_key{});
       EXPECT_TRUE(values.layout() == mg::distribution::from_sizes(skewed));
       const auto got_keys = mg::to_vector(keys);
@@ -389,12 +389,12 @@ TEST(SortErrors, SortByKeyStaysUsableWhenTheComparatorIsRefused) {
     const mg::distribution values_layout =
         same_layout ? keys.layout() : mg::distribution::from_sizes(skewed);
     mg::distributed_vector<long long> values(s.group, values_layout);
-    values.upload(0, values_host.data(), n);
+    mg::detail::vector_access::upload(values, 0, values_host.data(), n);
     EXPECT_THROW(mg::sort_by_key(keys, values, tens_at_most{}), std::invalid_argument);
     EXPECT_TRUE(values.layout() == values_layout);
     // Usable: new contents and a sort_by_key with the default order are right.
-    keys.upload(0, keys_host.data(), n);
-    values.upload(0, values_host.data(), n);
+    mg::detail::vector_access::upload(keys, 0, keys_host.data(), n);
+    mg::detail::vector_access::upload(values, 0, values_host.data(), n);
     mg::sort_by_key(keys, values);
     const std::vector<int> sorted_keys = mg::to_vector(keys);
     const std::vector<long long> sorted_values = mg::to_vector(values);

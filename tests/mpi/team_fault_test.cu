@@ -146,7 +146,7 @@ TEST(TeamFaults, EveryAlgorithmEndsOnEveryRank) {
   auto fill = [&](mg::team_vector<int>& x, auto f) {
     std::vector<int> h(x.local_size());
     for (std::size_t i = 0; i < h.size(); ++i) h[i] = f(x.offset() + i);
-    x.local().upload(0, h.data(), h.size());
+    mg::detail::vector_access::upload(x.local(), 0, h.data(), h.size());
   };
   // The shared inputs: v (keys, uneven), w (the same values in even blocks).
   auto keys = [&] {
@@ -222,7 +222,7 @@ TEST(TeamFaults, EveryAlgorithmEndsOnEveryRank) {
                        vals.emplace(t, local, one);
                        std::vector<std::uint64_t> h(local);
                        std::iota(h.begin(), h.end(), std::uint64_t{vals->offset()});
-                       vals->local().upload(0, h.data(), h.size());
+                       mg::detail::vector_access::upload(vals->local(), 0, h.data(), h.size());
                      },
                      [&] { mg::sort_by_key(*v, *vals); },
                      [&] {

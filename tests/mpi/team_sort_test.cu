@@ -115,7 +115,7 @@ TEST(TeamSort, IsSortedSeesRankBoundaries) {
   mg::team t = world();
   mg::team_vector<int> v(t, 3, groups()[0]);
   const std::vector<int> mine{10 - 3 * t.rank(), 11 - 3 * t.rank(), 12 - 3 * t.rank()};  // 10 11 12 | 7 8 9 ...
-  v.local().upload(0, mine.data(), mine.size());
+  mg::detail::vector_access::upload(v.local(), 0, mine.data(), mine.size());
   EXPECT_FALSE(mg::is_sorted(v));
   mg::sort(v);
   EXPECT_TRUE(mg::is_sorted(v));
@@ -166,7 +166,7 @@ TEST(TeamSort, BothExchangePathsAgree) {
       << "a part of two slots: host at any size";
   std::vector<int> mine(v.local_size());
   std::iota(mine.begin(), mine.end(), static_cast<int>(v.offset()));
-  v.local().upload(0, mine.data(), mine.size());
+  mg::detail::vector_access::upload(v.local(), 0, mine.data(), mine.size());
   mg::redistribute(v, w);
   std::vector<int> all(v.size());
   std::iota(all.begin(), all.end(), 0);
@@ -193,8 +193,8 @@ TEST(TeamSort, LargeSortByKeyMatchesStableSort) {
     k[i] = key(keys.offset() + i);
     p[i] = keys.offset() + i;
   }
-  keys.local().upload(0, k.data(), k.size());
-  values.local().upload(0, p.data(), p.size());
+  mg::detail::vector_access::upload(keys.local(), 0, k.data(), k.size());
+  mg::detail::vector_access::upload(values.local(), 0, p.data(), p.size());
   mg::sort_by_key(keys, values);
   const std::vector<std::uint64_t> order = stable_order(keys.size(), key, cuda::std::less<>{});
   const auto first = order.begin() + static_cast<std::ptrdiff_t>(keys.offset());

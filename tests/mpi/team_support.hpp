@@ -54,7 +54,7 @@ multigpu::team_vector<T> make(const multigpu::team& t, const layout& l, const mu
   multigpu::team_vector<T> v(t, l.local_size(t.rank(), t.size()), g);
   std::vector<T> mine(v.local_size());
   for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = value(v.offset() + i);
-  v.local().upload(0, mine.data(), mine.size());
+  multigpu::detail::vector_access::upload(v.local(), 0, mine.data(), mine.size());
   return v;
 }
 

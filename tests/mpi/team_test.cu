@@ -270,7 +270,7 @@ TEST(TeamVector, HalosAcrossRanks) {
           mg::team_vector<int> v(t, l.local_size(t.rank(), t.size()), g, mg::halo{width, periodic});
           std::vector<int> mine(v.local_size());
           for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = value_int(v.offset() + i);
-          v.local().upload(0, mine.data(), mine.size());
+          mg::detail::vector_access::upload(v.local(), 0, mine.data(), mine.size());
           mg::exchange_halos(v);
           v.local().group().synchronize();  // the local halo copies are ordered on the slot streams
           const std::size_t n = v.size();
@@ -349,7 +349,7 @@ TEST(TeamVector, InProcessTeam) {
   mg::team t = mg::team::in_process();
   auto v = mg::team_vector<mat2>::block(t, 1000, groups()[1]);
   std::vector<mat2> host = reference<mat2>(1000, value_mat);
-  v.local().upload(0, host.data(), host.size());
+  mg::detail::vector_access::upload(v.local(), 0, host.data(), host.size());
   EXPECT_EQ(mg::reduce(v, identity, mat_mul{}), std::accumulate(host.begin(), host.end(), identity, mat_mul{}));
   EXPECT_EQ(mg::to_vector(v), host);
   // One slot, on the device path (automatic would take the host path for parts this small):
@@ -359,7 +359,7 @@ TEST(TeamVector, InProcessTeam) {
   auto w = mg::team_vector<mat2>::block(t, 1000, groups()[0]);
   {
     auto u = mg::team_vector<mat2>::block(t, 1000, groups()[0]);
-    u.local().upload(0, host.data(), host.size());
+    mg::detail::vector_access::upload(u.local(), 0, host.data(), host.size());
     ASSERT_TRUE(mg::detail::exchange_on_device(t, u.local(), w.local()));
     mg::redistribute(u, w);
   }

@@ -30,7 +30,7 @@ segmented_iterator<T, false> copy(In first, In last, segmented_iterator<T, false
   auto [v, begin, count] = detail::unpack_range("copy", first, last);
   if (count == 0) return out;
   auto& target = detail::unpack_output("copy", out, count);
-  target.copy_range_from(*v, begin, count, out.index());
+  detail::vector_access::copy_range_from(target, *v, begin, count, out.index());
   return out + static_cast<std::ptrdiff_t>(count);
 }
 
@@ -40,7 +40,7 @@ void copy(const distributed_vector<T>& from, distributed_vector<T>& to) {
   const nvtx_range range("copy", from.size());
   detail::expect_same_length("copy", from.size(), to.size());
   if (&from == &to) return;
-  to.copy_range_from(from, 0, from.size(), 0);
+  detail::vector_access::copy_range_from(to, from, 0, from.size(), 0);
 }
 
 /// Host to devices. Contiguous host ranges of T are copied straight from their memory.
@@ -52,7 +52,7 @@ segmented_iterator<T, false> copy(HostIt first, HostIt last, segmented_iterator<
     const std::size_t count = static_cast<std::size_t>(std::distance(first, last));
     if (count == 0) return out;
     auto& target = detail::unpack_output("copy", out, count);
-    target.upload(out.index(), std::to_address(first), count);
+    detail::vector_access::upload(target, out.index(), std::to_address(first), count);
     return out + static_cast<std::ptrdiff_t>(count);
   } else {
     std::vector<T> staged(first, last);
@@ -70,11 +70,11 @@ HostOut copy(In first, In last, HostOut out) {
   auto [v, begin, count] = detail::unpack_range("copy", first, last);
   if (count == 0) return out;
   if constexpr (detail::contiguous_iterator_of<HostOut, T>) {
-    v->download(begin, std::to_address(out), count);
+    detail::vector_access::download(*v, begin, std::to_address(out), count);
     return out + static_cast<std::ptrdiff_t>(count);
   } else {
     std::vector<T> staged(count);
-    v->download(begin, staged.data(), count);
+    detail::vector_access::download(*v, begin, staged.data(), count);
     return std::copy(staged.begin(), staged.end(), out);
   }
 }

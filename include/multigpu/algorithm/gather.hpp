@@ -34,7 +34,7 @@ template <class I, class T>
 void gather(std::span<const I> map, const distributed_vector<T>& input, distributed_vector<T>& output) {
   detail::expect_map_length("gather", map.size(), "output", output.size());
   distributed_vector<I> uploaded(output.group(), output.layout());
-  uploaded.upload(0, map.data(), map.size());
+  detail::vector_access::upload(uploaded, 0, map.data(), map.size());
   detail::gather_impl(uploaded, input, output);
 }
 
@@ -54,7 +54,7 @@ template <class I, class T>
 void scatter(const distributed_vector<T>& input, std::span<const I> map, distributed_vector<T>& output) {
   detail::expect_map_length("scatter", map.size(), "input", input.size());
   distributed_vector<I> uploaded(input.group(), input.layout());
-  uploaded.upload(0, map.data(), map.size());
+  detail::vector_access::upload(uploaded, 0, map.data(), map.size());
   detail::scatter_impl(input, uploaded, output);
 }
 

@@ -30,8 +30,8 @@ segmented_iterator<T, false> stable_partition(segmented_iterator<T, false> first
   const distributed_vector<T> yes = detail::select_pieces(range, pred);
   const distributed_vector<T> no = detail::select_pieces(range, detail::negated<Pred>{pred});
   distributed_vector<T>& target = *first.container();
-  target.copy_range_from(yes, 0, yes.size(), begin);
-  target.copy_range_from(no, 0, no.size(), begin + yes.size());
+  detail::vector_access::copy_range_from(target, yes, 0, yes.size(), begin);
+  detail::vector_access::copy_range_from(target, no, 0, no.size(), begin + yes.size());
   detail::wait_for_groups({&target.group()});
   return first + static_cast<std::ptrdiff_t>(yes.size());
 }
@@ -81,8 +81,8 @@ partition_copy(I first, I last, segmented_iterator<U, false> out_true, segmented
   };
   room(out_true, yes.size(), "the output of those that pass");
   room(out_false, no.size(), "the output of those that fail");
-  if (!yes.empty()) out_true.container()->copy_range_from(yes, 0, yes.size(), out_true.index());
-  if (!no.empty()) out_false.container()->copy_range_from(no, 0, no.size(), out_false.index());
+  if (!yes.empty()) detail::vector_access::copy_range_from(*out_true.container(), yes, 0, yes.size(), out_true.index());
+  if (!no.empty()) detail::vector_access::copy_range_from(*out_false.container(), no, 0, no.size(), out_false.index());
   detail::wait_for_groups({yes.empty() ? nullptr : &out_true.container()->group(),
                            no.empty() ? nullptr : &out_false.container()->group()});
   return {out_true + static_cast<std::ptrdiff_t>(yes.size()), out_false + static_cast<std::ptrdiff_t>(no.size())};

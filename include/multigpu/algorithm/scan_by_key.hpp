@@ -118,7 +118,7 @@ segmented_iterator<V, false> inclusive_scan_by_key(KI keys_first, KI keys_last, 
   }
   {
     detail::executor& exec = detail::executor_of(range.group());
-    detail::executor_lock lock(exec.scratch());
+    detail::scratch_lock lock(exec.scratch());
     for (std::size_t i = 1; i < k; ++i) {
       if (!carry[i]) continue;
       const piece& p = range.pieces[i];

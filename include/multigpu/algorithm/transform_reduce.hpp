@@ -27,13 +27,13 @@ future<U> transform_reduce_range(const char* algorithm, I first, I last, U init,
   auto [v, begin, count] = unpack_range(algorithm, first, last);
   if (count == 0) return future<U>(init);
   range_ref<T> range(*v, begin, count);
-  const auto pop = traits::lift(reduce_op);
+  const auto lifted_op = traits::lift(reduce_op);
   call_fingerprint fingerprint;
   fingerprint.add_all(init, transform_op);
   return reduce_pieces<U, P>(
-      range, pop, init,
+      range, lifted_op, init,
       [&](const piece_context& ctx, P* out, bool first_piece) {
-        reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), transform_op, pop,
+        reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), transform_op, lifted_op,
                                  first_piece ? traits::wrap(init) : traits::empty(), out);
       },
       static_cast<const P*>(nullptr), &fingerprint);
@@ -61,15 +61,15 @@ future<U> transform_reduce_async(I1 first1, I1 last1, I2 first2, U init, R reduc
   const auto& b_vector = detail::unpack_output("transform_reduce", first2, count, "second input");
   detail::range_ref<A> range(*v, begin, count);
   detail::aligned_input<B> second(range, b_vector, first2.index());
-  const auto pop = traits::lift(reduce_op);
+  const auto lifted_op = traits::lift(reduce_op);
   detail::call_fingerprint fingerprint;
   fingerprint.add_all(init, combine_op);
   for (std::size_t i = 0; i < range.pieces.size(); ++i) fingerprint.add(second.data(i));
   return detail::reduce_pieces<U, P>(
-      range, pop, init,
+      range, lifted_op, init,
       [&](const detail::piece_context& ctx, P* out, bool first_piece) {
         detail::zip_apply<A, B, C> zip{range.data(ctx.index), second.data(ctx.index), combine_op};
-        detail::reduce_one_piece<traits>(ctx, thrust::counting_iterator<std::size_t>(0), zip, pop,
+        detail::reduce_one_piece<traits>(ctx, thrust::counting_iterator<std::size_t>(0), zip, lifted_op,
                                          first_piece ? traits::wrap(init) : traits::empty(), out);
       },
       static_cast<const P*>(nullptr), &fingerprint);

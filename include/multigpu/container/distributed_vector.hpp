@@ -17,15 +17,17 @@
 #include <multigpu/container/segment_view.hpp>
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/diagnostics.hpp>
-#include <multigpu/memory/device_pool.hpp>
+#include <multigpu/memory/device_buffer.hpp>
 #include <multigpu/memory/staging_pool.hpp>
 #include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/runtime/device_group.hpp>
 #include <multigpu/transfer/copy_plan.hpp>
 #include <multigpu/transfer/device_copy.hpp>
+#include <multigpu/transfer/element_copy.hpp>
 #include <multigpu/transfer/host_transfer.hpp>
 
 #include <algorithm>
+#include <array>
 #include <concepts>
 #include <cstddef>
 #include <cstring>
@@ -48,6 +50,30 @@ class distributed_vector;
 namespace detail {
 template <class T>
 void keep_segment_prefixes(distributed_vector<T>& v, std::span<const std::size_t> sizes);
+
+/// The container's bulk moves, for the library's algorithms, team calls and tests: not part of
+/// the user's interface (users call copy, to_vector and the vector's constructors).
+struct vector_access {
+  /// Copies `count` host elements into [first, first + count) of v.
+  template <class T>
+  static void upload(distributed_vector<T>& v, std::size_t first, const std::type_identity_t<T>* host,
+                     std::size_t count) {
+    v.upload(first, host, count);
+  }
+  /// Copies [first, first + count) of v to host memory.
+  template <class T>
+  static void download(const distributed_vector<T>& v, std::size_t first, std::type_identity_t<T>* host,
+                       std::size_t count) {
+    v.download(first, host, count);
+  }
+  /// Copies [src_first, src_first + count) of `from` (any group, any layout) to [dst_first, ...)
+  /// of `to`, over peers or through the host; overlapping ranges of one vector copy as memmove.
+  template <class T>
+  static void copy_range_from(distributed_vector<T>& to, const distributed_vector<T>& from, std::size_t src_first,
+                              std::size_t count, std::size_t dst_first) {
+    to.copy_range_from(from, src_first, count, dst_first);
+  }
+};
 }
 
 /// Overlap between neighbouring segments: each segment's storage also holds `width` copies
@@ -241,41 +267,16 @@ class distributed_vector {
   }
 
   /// Reads element i: a small device-to-host copy after the work already enqueued on its
-  /// segment's stream.
+  /// segment's stream (read of one index).
   T read(size_type i) const {
-    auto [slot, local] = layout_.locate(i);
     T value;
-    device_guard guard(group_.device(slot));
-    cudaStream_t s = group_.stream(slot);
-    if (segments_[slot].managed()) {  // storage::managed: the host reads the memory itself
-      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s));
-      std::memcpy(&value, base(slot) + local, sizeof(T));
-      return value;
-    }
-    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(&value, base(slot) + local, sizeof(T),
-                                      cudaMemcpyDeviceToHost, s));
-    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s));
+    transfer::read_elements(detail::resources_of(group_), std::array{place_of(i)}, sizeof(T), &value);
     return value;
   }
-  /// Writes element i, ordered with the work on its segment's stream.
+  /// Writes element i, ordered with the work on its segment's stream (write of one index):
+  /// returns once the copy is enqueued.
   void write(size_type i, const T& value) {
-    auto [slot, local] = layout_.locate(i);
-    device_guard guard(group_.device(slot));
-    cudaStream_t s = group_.stream(slot);
-    if (segments_[slot].managed()) {
-      // storage::managed: the host writes the memory itself, then sends the page back to
-      // the device ahead of the next device work on the stream.
-      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s));
-      std::memcpy(base(slot) + local, &value, sizeof(T));
-      cudaMemLocation location{};
-      location.type = cudaMemLocationTypeDevice;
-      location.id = group_.device(slot);
-      MULTIGPU_CUDA_TRY(cudaMemPrefetchAsync(base(slot) + local, sizeof(T), location, 0, s));
-      return;
-    }
-    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(base(slot) + local, &value, sizeof(T),
-                                      cudaMemcpyHostToDevice, s));
-    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(s));  // `value` may not outlive this call
+    transfer::write_elements(detail::resources_of(group_), std::array{place_of(i)}, sizeof(T), &value);
   }
 
   /// Reads elements indices[j], each after the work already enqueued on its segment's stream:
@@ -284,26 +285,8 @@ class distributed_vector {
   /// before anything is read.
   std::vector<T> read(std::span<const size_type> indices) const {
     std::vector<T> values(indices.size());
-    if (indices.empty()) return values;
-    const std::vector<distribution::location> at = locate_all(indices);
-    if (segments_[at[0].segment].managed()) {  // storage::managed: the host reads the memory itself
-      synchronize_segments(at);
-      for (std::size_t j = 0; j < at.size(); ++j)
-        std::memcpy(static_cast<void*>(&values[j]), base(at[j].segment) + at[j].local, sizeof(T));
-      return values;
-    }
-    staging_pool::lease block = detail::resources_of(group_).staging().acquire(indices.size() * sizeof(T));
-    T* staged = block.as<T>();
-    order_segments_before(at, block);
-    for (std::size_t j = 0; j < at.size(); ++j) {
-      const auto [slot, local] = at[j];
-      device_guard guard(group_.device(slot));
-      const cudaStream_t stream = group_.stream(slot);
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(staged + j, base(slot) + local, sizeof(T), cudaMemcpyDefault, stream));
-      block.fence(group_.device(slot), stream);  // covers this stream's earlier copies too
-    }
-    block.order_before_host();
-    std::memcpy(static_cast<void*>(values.data()), staged, indices.size() * sizeof(T));
+    const std::vector<transfer::element_place> places = places_of(indices);
+    transfer::read_elements(detail::resources_of(group_), places, sizeof(T), values.data());
     return values;
   }
   /// Writes values[j] to element indices[j], each ordered after the work already enqueued on
@@ -315,35 +298,8 @@ class distributed_vector {
     MULTIGPU_EXPECTS(indices.size() == values.size(),
                      detail::concat("distributed_vector::write: ", indices.size(), " indices but ", values.size(),
                                     " values"));
-    if (indices.empty()) return;
-    const std::vector<distribution::location> at = locate_all(indices);
-    if (segments_[at[0].segment].managed()) {
-      // storage::managed: the host writes the memory itself, then sends the pages back to the
-      // devices ahead of the next device work on their streams.
-      synchronize_segments(at);
-      for (std::size_t j = 0; j < at.size(); ++j) {
-        const auto [slot, local] = at[j];
-        std::memcpy(static_cast<void*>(base(slot) + local), &values[j], sizeof(T));
-        device_guard guard(group_.device(slot));
-        cudaMemLocation location{};
-        location.type = cudaMemLocationTypeDevice;
-        location.id = group_.device(slot);
-        MULTIGPU_CUDA_TRY(cudaMemPrefetchAsync(base(slot) + local, sizeof(T), location, 0, group_.stream(slot)));
-      }
-      return;
-    }
-    staging_pool::lease block = detail::resources_of(group_).staging().acquire(indices.size() * sizeof(T));
-    T* staged = block.as<T>();
-    block.order_before_host();  // earlier users of the block are done with it
-    std::memcpy(static_cast<void*>(staged), values.data(), values.size() * sizeof(T));
-    order_segments_before(at, block);
-    for (std::size_t j = 0; j < at.size(); ++j) {
-      const auto [slot, local] = at[j];
-      device_guard guard(group_.device(slot));
-      const cudaStream_t stream = group_.stream(slot);
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(base(slot) + local, staged + j, sizeof(T), cudaMemcpyDefault, stream));
-      block.fence(group_.device(slot), stream);
-    }
+    const std::vector<transfer::element_place> places = places_of(indices);
+    transfer::write_elements(detail::resources_of(group_), places, sizeof(T), values.data());
   }
 
   /// Keeps the first min(n, size()) elements; new elements are value-initialised. The
@@ -358,7 +314,22 @@ class distributed_vector {
     fill_value(kept, n, T{});
   }
 
-  // ---- bulk host transfers used by copy() and to_vector() ------------------------------
+  /// An uninitialised vector with the given layout over `group` (whose size must match the
+  /// layout's segment count). Algorithms use it for temporaries that line up with another
+  /// range.
+  distributed_vector(device_group group, const distribution& layout, multigpu::halo overlap = {})
+      : group_(std::move(group)), halo_(overlap) {
+    MULTIGPU_EXPECTS(layout.segment_count() == group_.size(),
+                     detail::concat("distributed_vector: a layout of ", layout.segment_count(),
+                                    " segments does not fit a group of ", group_.size(), " slots"));
+    allocate(layout);
+  }
+
+ private:
+  friend struct detail::vector_access;
+
+  // ---- Bulk moves: what copy(), to_vector() and the algorithms are made of (through
+  // detail::vector_access); not part of the user's interface. ----
   /// Copies `count` host elements into [first, first + count).
   void upload(size_type first, const T* host, size_type count) {
     auto pieces = device_pieces(first, first + count);
@@ -408,18 +379,6 @@ class distributed_vector {
     }
   }
 
-  /// An uninitialised vector with the given layout over `group` (whose size must match the
-  /// layout's segment count). Algorithms use it for temporaries that line up with another
-  /// range.
-  distributed_vector(device_group group, const distribution& layout, multigpu::halo overlap = {})
-      : group_(std::move(group)), halo_(overlap) {
-    MULTIGPU_EXPECTS(layout.segment_count() == group_.size(),
-                     detail::concat("distributed_vector: a layout of ", layout.segment_count(),
-                                    " segments does not fit a group of ", group_.size(), " slots"));
-    allocate(layout);
-  }
-
- private:
   void check_slot(std::size_t slot) const {
     MULTIGPU_EXPECTS_AS(slot < segment_count(), std::out_of_range,
                         detail::concat("distributed_vector::segment: slot ", slot,
@@ -462,13 +421,7 @@ class distributed_vector {
     for (std::size_t s = 0; s < layout.segment_count(); ++s) {
       const std::size_t own = layout.segment_size(s);
       const std::size_t count = own > 0 ? own + 2 * halo_.width : 0;
-      const group_options& options = group_.options();
-      if (options.storage == storage::managed)
-        buffers.emplace_back(count, managed_memory, group_.device(s), group_.stream(s));
-      else if (!options.resources.empty())
-        buffers.emplace_back(count, options.resources[s], group_.device(s), group_.stream(s));
-      else
-        buffers.emplace_back(count, group_.pool(s), group_.stream(s));
+      buffers.emplace_back(count, group_.segment_resource(s), group_.device(s), group_.stream(s));
       if (own > 0 && halo_.width > 0) {
         // Halos hold zero bytes until exchange_halos fills them.
         device_guard guard(group_.device(s));
@@ -479,33 +432,18 @@ class distributed_vector {
     layout_ = layout;
   }
 
-  /// Where each of `indices` lies (std::out_of_range for one past the end).
-  std::vector<distribution::location> locate_all(std::span<const size_type> indices) const {
-    std::vector<distribution::location> at;
-    at.reserve(indices.size());
-    for (size_type i : indices) at.push_back(layout_.locate(i));
-    return at;
+  /// Where element i lives (std::out_of_range past the end).
+  transfer::element_place place_of(size_type i) const {
+    const auto [slot, local] = layout_.locate(i);
+    return {group_.device(slot), group_.stream(slot), base(slot) + local,
+            group_.options().storage == storage::managed};
   }
-  /// Every segment among `at` waits: the host may then touch managed memory.
-  void synchronize_segments(const std::vector<distribution::location>& at) const {
-    std::vector<char> done(segments_.size(), 0);
-    for (const auto& a : at) {
-      if (done[a.segment]) continue;
-      done[a.segment] = 1;
-      device_guard guard(group_.device(a.segment));
-      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group_.stream(a.segment)));
-    }
-  }
-  /// Every stream of a segment among `at` first follows the staging block's earlier users
-  /// (before any of them uses the block, so that no stream waits for another's copies).
-  void order_segments_before(const std::vector<distribution::location>& at, const staging_pool::lease& block) const {
-    std::vector<char> ordered(segments_.size(), 0);
-    for (const auto& a : at) {
-      if (ordered[a.segment]) continue;
-      ordered[a.segment] = 1;
-      device_guard guard(group_.device(a.segment));
-      block.order_before(group_.stream(a.segment));
-    }
+  /// Where each of `indices` lives (std::out_of_range for one past the end, before anything moves).
+  std::vector<transfer::element_place> places_of(std::span<const size_type> indices) const {
+    std::vector<transfer::element_place> places;
+    places.reserve(indices.size());
+    for (size_type i : indices) places.push_back(place_of(i));
+    return places;
   }
 
   /// resize and rebalance: n elements in even blocks over the group (distribution::block), the
@@ -572,8 +510,13 @@ void rebalance(distributed_vector<T>& v) {
 /// Gathers the whole vector to host memory.
 template <class T>
 std::vector<T> to_vector(const distributed_vector<T>& v) {
-  std::vector<T> host(v.size());
-  v.download(0, host.data(), host.size());
+  std::vector<T> host;
+  host.reserve(v.size());
+  // A large new vector's pages are mapped on several threads before value-initialisation
+  // writes them: on one thread, first-touch faults cost more than the copy itself.
+  transfer::prefault_host(host.data(), v.size() * sizeof(T));
+  host.resize(v.size());
+  detail::vector_access::download(v, 0, host.data(), host.size());
   return host;
 }
 

@@ -12,7 +12,7 @@
 #include <multigpu/mdarray/for_each_tile.hpp>
 #include <multigpu/mdarray/per_slot.hpp>
 #include <multigpu/mdarray/replicated.hpp>
-#include <multigpu/memory/device_pool.hpp>
+#include <multigpu/memory/device_buffer.hpp>
 #include <multigpu/transfer/device_copy.hpp>
 
 #include <cuda/std/functional>

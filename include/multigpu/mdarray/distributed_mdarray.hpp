@@ -11,7 +11,7 @@
 #include <multigpu/mdarray/decomposition.hpp>
 #include <multigpu/mdarray/detail/halo_engine.hpp>
 #include <multigpu/mdarray/detail/tile_kernels.hpp>
-#include <multigpu/memory/device_pool.hpp>
+#include <multigpu/memory/device_buffer.hpp>
 #include <multigpu/runtime/device_group.hpp>
 
 #include <cuda/std/mdspan>
@@ -267,15 +267,9 @@ class distributed_mdarray {
     check_halo_fits(layout_, options_.halo, kinds);  // std::length_error naming the tile, before allocating
     std::vector<device_buffer<T>> buffers;
     buffers.reserve(slots);
-    const group_options& go = group_.options();
     for (std::size_t s = 0; s < slots; ++s) {
       const std::size_t count = detail::product(padded_extents(layout_.tile_extents(s), options_.halo));
-      if (go.storage == storage::managed)
-        buffers.emplace_back(count, managed_memory, group_.device(s), group_.stream(s));
-      else if (!go.resources.empty())
-        buffers.emplace_back(count, go.resources[s], group_.device(s), group_.stream(s));
-      else
-        buffers.emplace_back(count, group_.pool(s), group_.stream(s));
+      buffers.emplace_back(count, group_.segment_resource(s), group_.device(s), group_.stream(s));
     }
     tiles_ = std::move(buffers);
   }

@@ -6,20 +6,56 @@
 
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/error.hpp>
-#include <multigpu/core/unique_handle.hpp>
 #include <multigpu/memory/resource_ref.hpp>
+
+#include <cuda/memory_resource>
+#include <cuda/stream_ref>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <exception>
-#include <limits>
 #include <mutex>
-#include <optional>
-#include <utility>
 #include <vector>
 
 namespace multigpu {
+
+class device_pool;
+
+/// A device_pool as a CCCL memory resource: pool_resource models cuda::mr::async_resource with
+/// the cuda::mr::device_accessible property (CCCL 3.0), so that code written against
+/// cuda::mr::async_resource_ref<cuda::mr::device_accessible> (CCCL containers, RMM-style
+/// adaptors, device_buffer, your own) can allocate from a group's pools (see resource.hpp).
+/// It refers to the pool and must not outlive it; every pool holds one (device_pool::resource).
+class pool_resource {
+ public:
+  /// Pool allocations are aligned to at least this many bytes.
+  static constexpr std::size_t max_alignment = 256;
+
+  explicit pool_resource(device_pool& pool) noexcept : pool_(&pool) {}
+
+  /// Stream ordered: the memory may be used by work ordered after `stream`.
+  void* allocate_async(std::size_t bytes, std::size_t alignment, cuda::stream_ref stream);
+  void deallocate_async(void* pointer, std::size_t, std::size_t, cuda::stream_ref stream) noexcept;
+  /// Synchronous forms: the allocation (or release) is complete when they return.
+  void* allocate(std::size_t bytes, std::size_t alignment);
+  void deallocate(void* pointer, std::size_t, std::size_t) noexcept;
+
+  device_pool& pool() const noexcept { return *pool_; }
+  int device() const noexcept;
+
+  friend bool operator==(const pool_resource& a, const pool_resource& b) noexcept { return a.pool_ == b.pool_; }
+  friend bool operator!=(const pool_resource& a, const pool_resource& b) noexcept { return a.pool_ != b.pool_; }
+  /// Pool memory is device memory.
+  friend constexpr void get_property(const pool_resource&, cuda::mr::device_accessible) noexcept {}
+
+ private:
+  static void check_alignment(std::size_t alignment) {
+    MULTIGPU_EXPECTS(alignment != 0 && (alignment & (alignment - 1)) == 0 && alignment <= max_alignment,
+                     detail::concat("pool_resource: alignment ", alignment,
+                                    " must be a power of two no larger than ", max_alignment));
+  }
+
+  device_pool* pool_;
+};
 
 /// Bytes in use and held by a pool; "peak" values are high-water marks since creation or
 /// the last reset_peak().
@@ -55,140 +91,39 @@ class device_pool {
   void grant_access(int peer_device);
   /// Returns unused reserved memory to the driver, keeping at least `keep_bytes`.
   void trim(std::size_t keep_bytes = 0);
+  /// The pool as a memory resource (device_buffer allocates through it).
+  pool_resource& resource() noexcept { return resource_; }
 
  private:
   int device_;
+  pool_resource resource_{*this};
   cudaMemPool_t pool_ = nullptr;
   std::mutex access_mutex_;
   std::vector<int> granted_;  // devices given access by grant_access
 };
 
-/// Selects device_buffer's managed-memory constructor.
-struct managed_memory_t {
-  explicit managed_memory_t() = default;
-};
-inline constexpr managed_memory_t managed_memory{};
+inline void* pool_resource::allocate_async(std::size_t bytes, std::size_t alignment, cuda::stream_ref stream) {
+  check_alignment(alignment);
+  return pool_->allocate(bytes, stream.get());
+}
+inline void pool_resource::deallocate_async(void* pointer, std::size_t, std::size_t,
+                                            cuda::stream_ref stream) noexcept {
+  pool_->deallocate(pointer, stream.get());
+}
+inline void* pool_resource::allocate(std::size_t bytes, std::size_t alignment) {
+  check_alignment(alignment);
+  device_guard guard(pool_->device());
+  void* pointer = pool_->allocate(bytes, cudaStreamLegacy);
+  MULTIGPU_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));
+  return pointer;
+}
+inline void pool_resource::deallocate(void* pointer, std::size_t, std::size_t) noexcept {
+  device_guard guard(pool_->device());
+  pool_->deallocate(pointer, cudaStreamLegacy);
+  MULTIGPU_CUDA_REPORT(cudaStreamSynchronize(cudaStreamLegacy));
+}
+inline int pool_resource::device() const noexcept { return pool_->device(); }
 
-/// An owning, typed, stream-ordered device allocation. Move-only; released on its stream
-/// when destroyed, so destroying it while work on it is in flight is safe. Three forms:
-/// - pool: from a device_pool (the default for vector segments and all scratch);
-/// - resource: from a user's memory resource (group_options::resources), allocated with
-///   allocate_async and returned with deallocate_async on the buffer's stream;
-/// - managed: cudaMallocManaged memory (see storage::managed).
-template <class T>
-class device_buffer {
- public:
-  /// The alignment asked of a memory resource: as the pools give, and at least T's.
-  static constexpr std::size_t resource_alignment = alignof(T) > 256 ? alignof(T) : 256;
-
-  device_buffer() = default;
-  /// `count` elements of managed memory whose preferred location is `device`, prefetched
-  /// there on `stream`. Host code may read and write it directly once `stream` is idle.
-  /// Released (after waiting for `stream`) with cudaFree.
-  device_buffer(std::size_t count, managed_memory_t, int device, cudaStream_t stream)
-      : memory_(nullptr, releaser{nullptr, {}, stream, count, device}) {
-    const std::size_t bytes = bytes_for(count);
-    if (count == 0) return;
-    device_guard guard(device);  // restores the caller's device on every path
-    void* pointer = nullptr;
-    const cudaError_t status = cudaMallocManaged(&pointer, bytes, cudaMemAttachGlobal);
-    if (status == cudaErrorMemoryAllocation) {
-      (void)cudaGetLastError();
-      const std::size_t free_bytes = detail::free_device_bytes(device);
-      throw out_of_memory(device, bytes, free_bytes,
-                          detail::concat("device_buffer: cudaMallocManaged of ", bytes, " bytes for device ",
-                                         device, " failed: out of memory (", free_bytes, " bytes free)"));
-    }
-    MULTIGPU_CUDA_TRY(status);
-    // Owned from here: an error below releases it through the releaser.
-    memory_ = {static_cast<T*>(pointer), releaser{nullptr, {}, stream, count, device}};
-    cudaMemLocation location{};
-    location.type = cudaMemLocationTypeDevice;
-    location.id = device;
-    MULTIGPU_CUDA_TRY(cudaMemAdvise(pointer, bytes, cudaMemAdviseSetPreferredLocation, location));
-    MULTIGPU_CUDA_TRY(cudaMemPrefetchAsync(pointer, bytes, location, 0, stream));
-  }
-  /// `count` elements from `pool`, enqueued on `stream` (a stream of the pool's device).
-  device_buffer(std::size_t count, device_pool& pool, cudaStream_t stream)
-      : memory_(static_cast<T*>(pool.allocate(bytes_for(count), stream)),
-                releaser{&pool, {}, stream, count, pool.device()}) {}
-  /// `count` elements from `resource` (which allocates on `device`), enqueued on `stream`
-  /// with `device` current. Zero elements asks the resource for nothing. A resource that
-  /// gives nullptr for a request throws multigpu::out_of_memory; one that throws lets its
-  /// exception through. The resource must outlive the buffer.
-  device_buffer(std::size_t count, device_resource_ref resource, int device, cudaStream_t stream)
-      : memory_(nullptr, releaser{nullptr, resource, stream, count, device}) {
-    const std::size_t bytes = bytes_for(count);
-    if (count == 0) return;
-    void* pointer = nullptr;
-    {
-      device_guard guard(device);
-      pointer = resource.allocate_async(bytes, resource_alignment, cuda::stream_ref(stream));
-    }
-    if (pointer == nullptr) {
-      const std::size_t free_bytes = detail::free_device_bytes(device);
-      throw out_of_memory(device, bytes, free_bytes,
-                          detail::concat("device_buffer: the memory resource of device ", device,
-                                         " returned no memory for ", bytes, " bytes (", free_bytes,
-                                         " bytes free on the device)"));
-    }
-    memory_ = {static_cast<T*>(pointer), releaser{nullptr, resource, stream, count, device}};
-  }
-  T* data() const noexcept { return memory_.get(); }
-  std::size_t size() const noexcept { return memory_ ? memory_.deleter().count : 0; }
-  std::size_t size_bytes() const noexcept { return size() * sizeof(T); }
-  cudaStream_t stream() const noexcept { return memory_.deleter().stream; }
-  /// The pool of the pool form; nullptr for the other forms.
-  device_pool* pool() const noexcept { return memory_.deleter().pool; }
-  /// True for the managed form (host code may dereference data() once stream() is idle).
-  bool managed() const noexcept { return memory_.deleter().is_managed(); }
-  /// True for the resource form.
-  bool from_resource() const noexcept { return memory_.deleter().resource.has_value(); }
-
-  /// Gives the memory back now, in stream order for pool and resource memory.
-  void release() noexcept { memory_.reset(); }
-
- private:
-  static std::size_t bytes_for(std::size_t count) {
-    MULTIGPU_EXPECTS(count <= std::numeric_limits<std::size_t>::max() / sizeof(T),
-                     detail::concat("device_buffer: ", count, " elements of ", sizeof(T),
-                                    " bytes overflow the size type"));
-    return count * sizeof(T);
-  }
-  /// Which form the buffer has follows from what it holds: a pool, a resource, or neither but
-  /// a device (managed memory); a default-constructed buffer has none of them.
-  struct releaser {
-    device_pool* pool = nullptr;                           ///< pool form
-    mutable std::optional<device_resource_ref> resource;  ///< resource form (its calls are not const)
-    cudaStream_t stream = nullptr;
-    std::size_t count = 0;
-    int device = -1;
-    bool is_managed() const noexcept { return pool == nullptr && !resource.has_value() && device >= 0; }
-    void operator()(T* p) const noexcept {
-      if (pool != nullptr) {
-        pool->deallocate(p, stream);
-        return;
-      }
-      // The other forms release with the buffer's device current, as they allocated.
-      const detail::quiet_device_guard guard(device);
-      if (!guard.ok()) return;
-      if (resource.has_value()) {
-        try {
-          resource->deallocate_async(p, count * sizeof(T), resource_alignment, cuda::stream_ref(stream));
-        } catch (const std::exception& e) {  // noexcept here: report, as for CUDA errors
-          std::fprintf(stderr, "multigpu: the memory resource of device %d threw from deallocate_async: %s\n",
-                       device, e.what());
-        } catch (...) {
-          std::fprintf(stderr, "multigpu: the memory resource of device %d threw from deallocate_async\n", device);
-        }
-      } else {
-        // cudaFree is not stream ordered: wait for the work enqueued on the buffer first.
-        MULTIGPU_CUDA_REPORT(cudaStreamSynchronize(stream));
-        MULTIGPU_CUDA_REPORT(cudaFree(p));
-      }
-    }
-  };
-  unique_handle<T*, releaser> memory_;
-};
+static_assert(cuda::mr::async_resource_with<pool_resource, cuda::mr::device_accessible>);
 
 }  // namespace multigpu

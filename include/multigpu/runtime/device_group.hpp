@@ -109,6 +109,9 @@ class device_group {
 
   /// The memory pool of a slot's device (shared by the slots of one device).
   device_pool& pool(std::size_t slot) const;
+  /// Where the segments of vectors and arrays on this group come from on `slot`: the slot's
+  /// resource in options().resources, managed memory with storage::managed, else the pool.
+  device_resource_ref segment_resource(std::size_t slot) const;
   /// Device bytes held by the executor's persistent scratch (CUB temporary storage,
   /// partials and carries), apart from the pools' use counters.
   std::size_t scratch_bytes() const;

@@ -368,7 +368,7 @@ void exchange_halos(team_vector<T>& v) {
         if (m.src_slot == me && m.dst_slot == dst) {
           const std::size_t at = out.size();
           out.resize(at + m.count);
-          v.local().download(m.src_offset, out.data() + at, m.count);
+          detail::vector_access::download(v.local(), m.src_offset, out.data() + at, m.count);
         }
     buffers.second.resize(received);
     return buffers;

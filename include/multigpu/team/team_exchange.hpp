@@ -33,13 +33,13 @@ class bulk_exchange {
                 distributed_vector<T>& to, bool on_device, const std::vector<T>* host_from = nullptr)
       : team_(t), plan_(plan), from_(from), to_(to), on_device_(on_device), host_from_(host_from) {}
 
-  bool on_device() const noexcept { return on_device_; }
-
   void prepare() {
     if (on_device_) {
       if (in_place()) replacement_.emplace(to_.group(), to_.layout(), to_.halo());
-      from_.group().synchronize();  // what the communicator sends is complete, and an earlier local step's errors surface here
-      if (!in_place()) to_.group().synchronize();
+      // What the communicator sends is complete, and an earlier local step's errors surface
+      // here; a `to` on another group is free to receive into. One wait per group.
+      from_.group().synchronize();
+      if (to_.group() != from_.group()) to_.group().synchronize();
       team_.comm().reserve_staging(from_.size() * sizeof(T), to_.size() * sizeof(T));
       return;
     }
@@ -67,7 +67,7 @@ class bulk_exchange {
 
   void put_in_place() {
     if (on_device_) return;
-    to_.upload(0, arrived_.data(), arrived_.size());
+    detail::vector_access::upload(to_, 0, arrived_.data(), arrived_.size());
     arrived_ = {};
   }
 

@@ -128,7 +128,7 @@ void gather(const team_vector<I>& map, const team_vector<T>& input, team_vector<
   detail::agreed_step(t, op, "upload", [&] {
     std::vector<T> result(global.size());
     for (std::size_t j = 0; j < grouped.size(); ++j) result[routes.position[j]] = grouped[j];
-    output.local().upload(0, result.data(), result.size());
+    detail::vector_access::upload(output.local(), 0, result.data(), result.size());
   });
 }
 
@@ -176,7 +176,7 @@ void scatter(const team_vector<T>& input, const team_vector<I>& map, team_vector
   detail::agreed_step(t, op, "local scatter", [&] {
     if (arriving == 0) return;
     distributed_vector<T> arrived(arriving, output.local().group());
-    arrived.upload(0, what.data(), what.size());
+    detail::vector_access::upload(arrived, 0, what.data(), what.size());
     scatter(arrived, where, output.local());
   });
 }

@@ -186,7 +186,8 @@ void team_sort_sorted_parts(const team& t, team_operation op, const distribution
       on_device ? team_exact_splits<K>(t, op, device_sorted_part<K, Comp>{keys, comp}, layout, comp)
                 : team_exact_splits<K>(t, op, host_sorted_part<K, Comp>{std::span<const K>(host_keys), comp}, layout, comp);
   const redistribution_plan plan = plan_sorted_exchange(splits, static_cast<std::size_t>(t.rank()));
-  bulk_exchange<K> keys_exchange(t, plan, keys, keys, on_device, &host_keys);  // the host path's keys are on the host already
+  // The host path's keys are on the host already.
+  bulk_exchange<K> keys_exchange(t, plan, keys, keys, on_device, on_device ? nullptr : &host_keys);
   agreed_step(t, op, "allocation", [&] { keys_exchange.prepare(); });
   keys_exchange.move();
   std::optional<bulk_exchange<V>> values_exchange;

@@ -28,4 +28,13 @@ void copy_host_to_devices(detail::group_resources& group, const void* host,
 void copy_devices_to_host(detail::group_resources& group, void* host,
                           std::span<const device_piece> pieces);
 
+/// From this many bytes on, prefault_host touches a fresh allocation on several threads.
+inline constexpr std::size_t prefault_bytes = std::size_t{64} << 20;
+/// Maps the pages of freshly allocated host memory [host, host + bytes) before it is first
+/// written: huge pages where the system allows them, and one write per page, split over
+/// several threads. First-touch page faults on one thread otherwise dominate filling a new
+/// host buffer (to_vector into a new std::vector). The bytes' values are unspecified
+/// afterwards; below prefault_bytes it does nothing.
+void prefault_host(void* host, std::size_t bytes);
+
 }  // namespace multigpu::transfer

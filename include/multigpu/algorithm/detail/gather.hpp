@@ -243,7 +243,7 @@ const distributed_vector<I>& lined_up_map(const distributed_vector<I>& map, cons
                                           std::optional<distributed_vector<I>>& copy) {
   if (map.group() == reference.group() && map.layout() == reference.layout()) return map;
   copy.emplace(reference.group(), reference.layout());
-  copy->copy_range_from(map, 0, map.size(), 0);
+  detail::vector_access::copy_range_from(*copy, map, 0, map.size(), 0);
   return *copy;
 }
 

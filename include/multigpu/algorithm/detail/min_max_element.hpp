@@ -55,7 +55,7 @@ I best_element(const char* algorithm, I first, I last, Better better) {
   auto [v, begin, count] = unpack_range(algorithm, first, last);
   if (count == 0) return last;
   range_ref<T> range(*v, begin, count);
-  const auto pop = traits::lift(op_t{first_best<T, Better>{better}});
+  const auto lifted_op = traits::lift(op_t{first_best<T, Better>{better}});
   indexed<T> none{};
   auto global_offset = [&](std::size_t i) {
     return range.vector->layout().segment_offset(range.pieces[i].slot) + range.pieces[i].local_offset;
@@ -63,10 +63,10 @@ I best_element(const char* algorithm, I first, I last, Better better) {
   call_fingerprint fingerprint;
   for (std::size_t i = 0; i < range.pieces.size(); ++i) fingerprint.add(global_offset(i));
   indexed<T> best = reduce_pieces<indexed<T>, P>(
-                        range, pop, none,
+                        range, lifted_op, none,
                         [&](const piece_context& ctx, P* out, bool) {
                           index_and_value<T> pair{range.data(ctx.index), global_offset(ctx.index)};
-                          reduce_one_piece<traits>(ctx, thrust::counting_iterator<std::size_t>(0), pair, pop,
+                          reduce_one_piece<traits>(ctx, thrust::counting_iterator<std::size_t>(0), pair, lifted_op,
                                                    traits::empty(), out);
                         },
                         static_cast<const P*>(nullptr), &fingerprint)

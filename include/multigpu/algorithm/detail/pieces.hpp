@@ -7,15 +7,12 @@
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/diagnostics.hpp>
-#include <multigpu/core/nvtx.hpp>
-#include <multigpu/runtime/detail/executor.hpp>
 #include <multigpu/core/event_pool.hpp>
+#include <multigpu/core/nvtx.hpp>
 #include <multigpu/memory/staging_pool.hpp>
 #include <multigpu/runtime/detail/executor.hpp>
 #include <multigpu/runtime/detail/scratch.hpp>
-#include <multigpu/runtime/detail/scratch.hpp>
 
-#include <cstring>
 #include <initializer_list>
 #include <optional>
 #include <span>
@@ -99,7 +96,7 @@ class aligned_input {
     if (v.group() == reference.group() && aligned(range_.pieces, reference.pieces)) return;
     diagnostics::note(diagnostics::path::redistributed_operand);
     temp_.emplace(reference.group(), layout_like(reference));
-    temp_->copy_range_from(v, first, reference.count, 0);
+    detail::vector_access::copy_range_from(*temp_, v, first, reference.count, 0);
     range_ = range_ref<U>(*temp_, 0, reference.count);
   }
   U* data(std::size_t i) const { return range_.data(i); }
@@ -135,7 +132,7 @@ class aligned_output {
   bool staged() const noexcept { return temp_.has_value(); }
   /// Moves staged results into the real output (no-op when aligned).
   void commit() {
-    if (temp_) target_->copy_range_from(*temp_, 0, range_.count, first_);
+    if (temp_) detail::vector_access::copy_range_from(*target_, *temp_, 0, range_.count, first_);
   }
 
  private:
@@ -165,7 +162,7 @@ void for_each_piece(const range_ref<T>& reference, Step&& step) {
 /// The skeleton of a call whose every piece yields one number the host needs (a selection's
 /// survivors, a reduce-by-key's runs): `step(ctx, where)` enqueues piece ctx.index's work,
 /// which writes its number to `where`, an entry of a pinned staging block. Every slot's stream
-/// first follows the block's earlier users; the steps run under the executor's lock (CUB's
+/// first follows the block's earlier users; the steps run under the scratch lock (CUB's
 /// temporary storage is the slots' scratch, shared with the collectives) and do not wait for
 /// each other. Waits for the devices and returns the numbers, one per piece; an entry that a
 /// step did not write is unspecified. Count is the type the device writes.
@@ -181,7 +178,7 @@ std::vector<std::size_t> counted_pieces(const range_ref<T>& range, Step&& step) 
       device_guard guard(exec.device(p.slot));
       found.order_before(exec.stream(p.slot));
     }
-    executor_lock lock(exec.scratch());
+    scratch_lock lock(exec.scratch());
     for_each_piece(range, [&](const piece_context& ctx) {
       step(ctx, counts + ctx.index);
       found.fence(ctx.device, ctx.stream);

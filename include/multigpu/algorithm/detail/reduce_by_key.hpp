@@ -137,7 +137,7 @@ void copy_runs_skipping(const distributed_vector<T>& from, std::span<const std::
   std::size_t next = 0, written = 0;
   auto copy_until = [&](std::size_t end) {
     if (end <= next) return;
-    to.copy_range_from(from, next, end - next, to_at + written);
+    detail::vector_access::copy_range_from(to, from, next, end - next, to_at + written);
     written += end - next;
   };
   for (std::size_t s : skipped) {

@@ -61,11 +61,11 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
   auto& out_vector = unpack_output(algorithm, out, count);
   range_ref<T> range(*v, begin, count);
   aligned_output<T> result(range, out_vector, out.index());
-  const auto pop = traits::lift(op);
+  const auto lifted_op = traits::lift(op);
 
   auto reduce_piece = [&](const piece_context& ctx, P* partial, bool first_piece) {
     P start = (init != nullptr && first_piece) ? traits::wrap(*init) : traits::empty();
-    reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), identity_transform{}, pop, start,
+    reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), identity_transform{}, lifted_op, start,
                              partial);
   };
   auto scan_piece = [&](const piece_context& ctx, const T* carry) {
@@ -116,7 +116,7 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
   fingerprint.add(op);
   if (init) fingerprint.add(*init);
   for (std::size_t i = 0; i < range.pieces.size(); ++i) fingerprint.add(result.data(i));
-  scan_pieces<T, P>(range, pop, reduce_piece, scan_piece, &fingerprint);
+  scan_pieces<T, P>(range, lifted_op, reduce_piece, scan_piece, &fingerprint);
   result.commit();
 }
 

@@ -167,7 +167,7 @@ segmented_iterator<U, false> write_selected(const char* algorithm, const distrib
                           room, " from index ", out.index(), " (vector size ", size,
                           "): nothing was written; make room for them"));
   if (kept.empty()) return out;
-  target.copy_range_from(kept, 0, kept.size(), out.index());
+  detail::vector_access::copy_range_from(target, kept, 0, kept.size(), out.index());
   wait_for_groups({&target.group()});
   return out + static_cast<std::ptrdiff_t>(kept.size());
 }

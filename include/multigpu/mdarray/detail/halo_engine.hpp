@@ -20,7 +20,7 @@
 #include <multigpu/core/stream.hpp>
 #include <multigpu/mdarray/decomposition.hpp>
 #include <multigpu/mdarray/detail/tile_kernels.hpp>
-#include <multigpu/memory/device_pool.hpp>
+#include <multigpu/memory/device_buffer.hpp>
 #include <multigpu/memory/staging_pool.hpp>
 #include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/runtime/device_group.hpp>

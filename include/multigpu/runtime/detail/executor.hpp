@@ -145,7 +145,7 @@ class executor {
                 function_ref<void(const piece_context&)> step);
 
   /// Runs one collective: enqueue(streams) enqueues it on the streams given. The caller holds
-  /// the group's executor lock (runtime/detail/scratch.hpp).
+  /// the group's scratch lock (runtime/detail/scratch.hpp).
   virtual void collective(const collective_plan& plan, function_ref<void(const slot_streams&)> enqueue) = 0;
 
   /// Whether collective() may capture and replay: only then is a fingerprint worth filling.
@@ -160,9 +160,9 @@ class executor {
   // ---- What the algorithms draw on: the slots' devices and streams, staging, events,
   // scratch, merge routes and joins. The algorithms reach the group only through these, never
   // through its resources.
-  int device(std::size_t slot) const;
+  int device(std::size_t slot) const noexcept { return devices_[slot]; }
   /// The slot's own stream.
-  cudaStream_t stream(std::size_t slot) const;
+  cudaStream_t stream(std::size_t slot) const noexcept { return own_[slot]; }
   staging_pool& staging() const noexcept;
   event_pool& events() const noexcept;
   group_scratch& scratch() const noexcept;
@@ -173,17 +173,17 @@ class executor {
   /// Every one of `slots`' streams waits for the work enqueued so far on the others'.
   void join(std::span<const std::size_t> slots) const;
 
-  /// The group's resources, for the runtime and transfer layers.
-  group_resources& resources() const noexcept { return *resources_; }
-
  protected:
   explicit executor(std::shared_ptr<group_resources> resources);
+  /// The group's resources, for the executors themselves.
+  group_resources& resources() const noexcept { return *resources_; }
   /// Runs run(i) for every piece, with the device of pieces[i].slot current.
   virtual void run_pieces(std::span<const piece> pieces, function_ref<void(std::size_t)> run);
 
  private:
   std::shared_ptr<group_resources> resources_;  // kept alive while the executor lives
   slot_streams own_;
+  const int* devices_;  // each slot's device, owned by the resources
 };
 
 /// The executor of `policy` for the group whose resources are `resources`.

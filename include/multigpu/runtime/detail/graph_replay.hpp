@@ -3,7 +3,7 @@
 // and replayed.
 //
 // How a call runs:
-// - The executor's lock is held (the caller's). The root slot's own stream first waits for
+// - The scratch lock is held (the caller's). The root slot's own stream first waits for
 //   every other participating stream (so the graph follows what was enqueued on them before),
 //   and afterwards every participating stream waits for the graph: the slots' streams keep
 //   their order exactly as if each had run its step itself.
@@ -46,7 +46,7 @@ class graph_replay {
 
   /// Runs the collective of `plan` as a graph: enqueue(streams) enqueues it on the streams
   /// given (the slots' own, or the capture streams); see the top of this file. Needs the
-  /// executor's lock.
+  /// scratch lock.
   void run(const collective_plan& plan, function_ref<void(const slot_streams&)> enqueue);
 
   /// Diagnostics: launches of a cached graph as is, captures (updates and instantiations),
@@ -64,7 +64,7 @@ class graph_replay {
   void join_before(std::size_t root, std::span<const piece> pieces);
   void release_after(std::size_t root, std::span<const piece> pieces);
   void settle_events(std::size_t root, std::span<const piece> pieces, bool with_fork);
-  void settle_quietly(std::size_t root, std::span<const piece> pieces) noexcept;
+  void settle_events_on_error(std::size_t root, std::span<const piece> pieces) noexcept;
   void launch(entry& e, std::size_t root);
   void ensure_capture_streams();
   void renew_capture_streams() noexcept;

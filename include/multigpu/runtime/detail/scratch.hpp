@@ -103,15 +103,16 @@ class slot_scratch {
 
 class group_scratch;
 
-/// Held for one collective call: the executor's mutex and the owning thread. A thread that
+/// Held for one collective call: the group scratch's mutex and the owning thread (one
+/// collective at a time uses a group's arenas and partials). A thread that
 /// already holds it (a reduce_segments callback that starts another collective on the same
 /// group) gets std::logic_error instead of a deadlock or a corrupted arena.
-class executor_lock {
+class scratch_lock {
  public:
-  explicit executor_lock(group_scratch& state);
-  ~executor_lock();
-  executor_lock(const executor_lock&) = delete;
-  executor_lock& operator=(const executor_lock&) = delete;
+  explicit scratch_lock(group_scratch& state);
+  ~scratch_lock();
+  scratch_lock(const scratch_lock&) = delete;
+  scratch_lock& operator=(const scratch_lock&) = delete;
 
  private:
   group_scratch* state_;
@@ -136,7 +137,7 @@ class group_scratch {
   std::mutex mutex_;
   std::atomic<std::thread::id> owner_{};
   std::vector<std::unique_ptr<slot_scratch>> slots_;
-  friend class executor_lock;
+  friend class scratch_lock;
 };
 
 }  // namespace multigpu::detail

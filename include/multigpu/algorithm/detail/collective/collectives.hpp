@@ -37,7 +37,7 @@ inline void* collective_arena(executor& exec, std::size_t root, std::size_t byte
 
 /// One collective call over the pieces of a range, enqueued on `streams`: forks the slots from
 /// the root, and joins them back on the root, also when unwinding. The caller holds the
-/// executor's lock.
+/// scratch lock.
 class collective_call {
  public:
   template <class T>
@@ -97,7 +97,7 @@ class collective_call {
   }
   /// A second round reads what the root wrote after join(): the root records its fork
   /// event again and the next steps wait for it.
-  void fork_again() {
+  void start_next_round() {
     guard_->set(root_device());
     root_.fork().record(root_stream());
     joined_ = false;
@@ -106,7 +106,7 @@ class collective_call {
   /// The steps of the last round read the arena after the call returns (scans read their
   /// carries): remember them, so that the next call on this root waits for them first. In a
   /// graph capture, where every stream must end joined to the root, the root joins them.
-  void leave_readers() {
+  void end_with_readers() {
     if (streams_.capturing()) {
       join();
       return;
@@ -163,7 +163,7 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
   staging_pool::lease result = exec.staging().acquire(sizeof(T));
   T* result_slot = result.template as<T>();
   {
-    executor_lock lock(exec.scratch());
+    scratch_lock lock(exec.scratch());
     const bool replayable = fingerprint != nullptr && exec.replays();
     {
       device_guard guard(exec.device(root));
@@ -220,7 +220,7 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
   return future<T>(group, std::move(result), result_slot, std::move(done));
 }
 
-/// scan_pieces for k > 1 pieces, with the executor's lock held.
+/// scan_pieces for k > 1 pieces, with the scratch lock held.
 template <class T, class P, class POp, class U, class ReducePiece, class ScanPiece>
 void scan_collective(const range_ref<U>& range, const slot_streams& streams, POp op, ReducePiece& reduce_piece,
                      ScanPiece& scan_piece) {
@@ -245,7 +245,7 @@ void scan_collective(const range_ref<U>& range, const slot_streams& streams, POp
     observe_work(call.root_stream(), "scan_partials");
   }
   // Round 2: every piece scans; pieces after the first read their carry.
-  call.fork_again();
+  call.start_next_round();
   for_each_piece(range, streams, [&](const piece_context& ctx) {
     if (ctx.index == 0) {
       scan_piece(ctx, static_cast<const T*>(nullptr));
@@ -255,7 +255,7 @@ void scan_collective(const range_ref<U>& range, const slot_streams& streams, POp
     scan_piece(ctx, static_cast<const T*>(carries + (ctx.index - 1)));
     call.leave(ctx);
   });
-  call.leave_readers();
+  call.end_with_readers();
 }
 
 /// Reduce-then-scan over the pieces of `range`. Pieces 0..k-2 are reduced into partials by
@@ -271,7 +271,7 @@ void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, 
   executor& exec = executor_of(range.group());
   // Also with one piece: the slot's scratch (CUB's temporary storage and its size cache) is
   // shared with every other call on the group.
-  executor_lock lock(exec.scratch());
+  scratch_lock lock(exec.scratch());
   const bool replayable = fingerprint != nullptr && exec.replays();
   auto enqueue = [&](const slot_streams& streams) {
     if (k == 1)

@@ -6,7 +6,7 @@
 
 #include <multigpu/core/error.hpp>
 #include <multigpu/core/observer.hpp>
-#include <multigpu/memory/device_pool.hpp>
+#include <multigpu/memory/device_buffer.hpp>
 #include <multigpu/runtime/detail/scratch.hpp>
 
 #include <algorithm>

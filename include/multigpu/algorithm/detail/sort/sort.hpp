@@ -26,13 +26,13 @@
 #include <multigpu/algorithm/detail/sort/bounds.hpp>
 #include <multigpu/algorithm/detail/sort/is_sorted.hpp>
 #include <multigpu/algorithm/detail/sort/local_sort.hpp>
-#include <multigpu/algorithm/detail/sort/merge.hpp>
+#include <multigpu/algorithm/detail/sort/merge_runs.hpp>
 #include <multigpu/algorithm/detail/sort/order.hpp>
 #include <multigpu/algorithm/detail/sort/split.hpp>
 #include <multigpu/container/distributed_vector.hpp>
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/error.hpp>
-#include <multigpu/memory/device_pool.hpp>
+#include <multigpu/memory/device_buffer.hpp>
 #include <multigpu/runtime/device_group.hpp>
 
 #include <cstddef>
@@ -220,7 +220,7 @@ void sort_by_key_impl(const char* algorithm, distributed_vector<K>& keys, distri
     return;
   }
   distributed_vector<V> lined_up(keys.group(), keys.layout());
-  lined_up.copy_range_from(values, 0, values.size(), 0);
+  detail::vector_access::copy_range_from(lined_up, values, 0, values.size(), 0);
   try {
     sort_in_layout(keys, &lined_up, comp);
   } catch (...) {
@@ -228,12 +228,12 @@ void sort_by_key_impl(const char* algorithm, distributed_vector<K>& keys, distri
     // split search refuses a comparator before anything crosses segments): put the values
     // back beside them. An error later in the exchange can leave the pairs broken.
     try {
-      values.copy_range_from(lined_up, 0, values.size(), 0);
+      detail::vector_access::copy_range_from(values, lined_up, 0, values.size(), 0);
     } catch (...) {  // the sort's error is the one to report
     }
     throw;
   }
-  values.copy_range_from(lined_up, 0, values.size(), 0);
+  detail::vector_access::copy_range_from(values, lined_up, 0, values.size(), 0);
 }
 
 }  // namespace multigpu::detail

@@ -13,8 +13,6 @@
 #include <multigpu/algorithm/detail/sort/splitters.hpp>
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/error.hpp>
-#include <multigpu/memory/staging_pool.hpp>
-#include <multigpu/runtime/detail/executor.hpp>
 #include <multigpu/core/event_pool.hpp>
 #include <multigpu/memory/staging_pool.hpp>
 #include <multigpu/runtime/detail/executor.hpp>
@@ -64,22 +62,22 @@ __global__ void count_before(const K* run, std::size_t n, std::size_t first_inde
 /// before the kernels that read or write it are done.
 class lease_fences {
  public:
-  lease_fences(const device_group& group, staging_pool::lease& lease, const std::vector<std::size_t>& slots)
-      : group_(group), lease_(lease), slots_(slots) {}
+  lease_fences(const executor& exec, staging_pool::lease& lease, const std::vector<std::size_t>& slots)
+      : exec_(exec), lease_(lease), slots_(slots) {}
   lease_fences(const lease_fences&) = delete;
   lease_fences& operator=(const lease_fences&) = delete;
   ~lease_fences() {
     for (std::size_t s : slots_) {
       try {
-        quiet_device_guard guard(group_.device(s));
-        lease_.fence(group_.device(s), group_.stream(s));
+        quiet_device_guard guard(exec_.device(s));
+        lease_.fence(exec_.device(s), exec_.stream(s));
       } catch (...) {  // nothing more can be ordered; the error that brought us here is reported
       }
     }
   }
 
  private:
-  const device_group& group_;
+  const executor& exec_;
   staging_pool::lease& lease_;
   const std::vector<std::size_t>& slots_;
 };
@@ -117,7 +115,7 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
   const std::size_t before_at = keys_at + aligned_bytes(most * sizeof(K));
   const std::size_t bytes = before_at + k * most * sizeof(std::size_t);
   staging_pool::lease host = exec.staging().acquire(bytes);
-  lease_fences fences(group, host, filled);
+  lease_fences fences(exec, host, filled);
   host.order_before_host();  // the host writes the positions: earlier users must be done
   auto* block = static_cast<std::byte*>(host.data());
   auto* positions = reinterpret_cast<std::size_t*>(block + positions_at);
@@ -143,8 +141,8 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
     for (std::size_t s = 0; s < k; ++s) {
       const std::size_t m = search.positions(s).size();
       if (m == 0) continue;
-      device_guard guard(group.device(s));
-      cudaStream_t stream = group.stream(s);
+      device_guard guard(exec.device(s));
+      cudaStream_t stream = exec.stream(s);
       offer_candidates<<<blocks_for(m, tuning::elementwise_threads), tuning::elementwise_threads, 0, stream>>>(
           run[s], positions + s * offered_most, m, offsets[s], keys + first[s], index + first[s]);
       check_launch("offer_candidates");
@@ -153,15 +151,15 @@ exchange_plan split_exactly(const device_group& group, const std::vector<K*>& ru
     // slot's candidates are in.
     join_streams(group, filled);
     for (std::size_t d : filled) {
-      device_guard guard(group.device(d));
-      cudaStream_t stream = group.stream(d);
+      device_guard guard(exec.device(d));
+      cudaStream_t stream = exec.stream(d);
       count_before<<<blocks_for(count, tuning::search_threads), tuning::search_threads, 0, stream>>>(
           run[d], sizes[d], offsets[d], keys, index, count, order, counted + d * most);
       check_launch("count_before");
     }
     for (std::size_t d : filled) {
-      device_guard guard(group.device(d));
-      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group.stream(d)));
+      device_guard guard(exec.device(d));
+      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(exec.stream(d)));
     }
     search.absorb(counted, most);
   }
