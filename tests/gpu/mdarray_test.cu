@@ -756,6 +756,52 @@ TEST(MdArrayReplicated, VectorsToo) {
     }
 }
 
+/// |x - y|, as the largest change between two iterates is measured.
+struct distance_u64 {
+  __host__ __device__ u64 operator()(u64 x, u64 y) const { return x > y ? x - y : y - x; }
+};
+
+TEST(MdArrayReplicated, TwoArraysWithoutAThirdMatchTheHost) {
+  for (const auto& g : md_shapes())
+    for (const idx<3>& n : {idx<3>{1, 1, 1}, idx<3>{2, 3, 1}, idx<3>{5, 7, 11}, idx<3>{17, 3, 29}}) {
+      SCOPED_TRACE(testing::Message() << g.name << " " << n[0] << "x" << n[1] << "x" << n[2]);
+      const std::size_t count = count_of(n);
+      std::vector<u64> x(count), y(count);
+      for (std::size_t k = 0; k < count; ++k) {
+        x[k] = (k * 2654435761u) % 1000;
+        y[k] = (k * 40503u + 17) % 1000;
+      }
+      mg::mdarray_options<u64, 3> o;
+      o.halo = {1, 1, 1};
+      mg::distributed_mdarray<u64, 3> a(n, std::span<const u64>(x), g.group, o);
+      mg::distributed_mdarray<u64, 3> b(n, std::span<const u64>(y), g.group, o);
+      mg::replicated<u64> largest(g.group), total(g.group);
+      mg::transform_reduce_replicated(a, b, u64{0}, max_u64{}, distance_u64{}, largest);
+      mg::transform_reduce_replicated(a, b, u64{7}, plus_u64{}, distance_u64{}, total);
+      u64 want_largest = 0, want_total = 7;
+      for (std::size_t k = 0; k < count; ++k) {
+        const u64 d = x[k] > y[k] ? x[k] - y[k] : y[k] - x[k];
+        want_largest = std::max(want_largest, d);
+        want_total += d;
+      }
+      for (std::size_t s = 0; s < g.group.size(); ++s) {
+        EXPECT_EQ(largest.get(s), want_largest) << "slot " << s;
+        EXPECT_EQ(total.get(s), want_total) << "slot " << s;
+      }
+    }
+  // Arrays of different extents are refused, naming the call, with the result untouched.
+  mg::device_group g({0, 0});
+  mg::distributed_mdarray<u64, 2> a({4, 5}, u64{1}, g), b({5, 4}, u64{1}, g);
+  mg::replicated<u64> r(g, u64{42});
+  try {
+    mg::transform_reduce_replicated(a, b, u64{0}, plus_u64{}, distance_u64{}, r);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("transform_reduce_replicated"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(r.get(1), u64{42});
+}
+
 // ---- bad input -------------------------------------------------------------------------------------
 
 struct same_float {

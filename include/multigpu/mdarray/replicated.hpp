@@ -16,7 +16,9 @@
 #include <multigpu/core/device_guard.hpp>
 #include <multigpu/core/nvtx.hpp>
 #include <multigpu/mdarray/distributed_mdarray.hpp>
-#include <multigpu/memory/device_pool.hpp>
+#include <multigpu/mdarray/for_each_tile.hpp>
+#include <multigpu/mdarray/per_slot.hpp>
+#include <multigpu/memory/device_buffer.hpp>
 #include <multigpu/runtime/device_group.hpp>
 #include <multigpu/transfer/device_copy.hpp>
 
@@ -67,6 +69,22 @@ struct tile_reader {
       k /= extent[d];
     }
     return {static_cast<U>(f(tile(i))), true};
+  }
+};
+/// k -> f(a(i), b(i)) at the k-th interior index i (row-major) of two tiles of one shape.
+template <class A, class B, class U, std::size_t Rank, class F>
+struct tile_pair_reader {
+  tile_ref<A, Rank> a;
+  tile_ref<B, Rank> b;
+  md_point<Rank> extent;
+  F f;
+  __host__ __device__ partial_value<U> operator()(std::uint64_t k) const {
+    md_point<Rank> i;
+    for (std::size_t d = Rank; d-- > 0;) {
+      i[d] = static_cast<std::size_t>(k % extent[d]);
+      k /= extent[d];
+    }
+    return {static_cast<U>(f(a(i), b(i))), true};
   }
 };
 template <class T, class U, class F>
@@ -197,6 +215,27 @@ void transform_reduce_replicated(const distributed_mdarray<T, Rank>& a, U init, 
     auto f = detail::bind_slot(transform, s);
     detail::local_partial(out, s, tile.empty() ? 0 : detail::product(e),
                           detail::tile_reader<T, U, Rank, decltype(f)>{tile.ref(), extent, f}, reduce_op);
+  }
+  detail::gather_and_fold(out, init, reduce_op);
+}
+
+/// out = init op transform(a(i), b(i)) op ... over every interior index i (the largest change
+/// between two iterates, with no third array to hold it), as the one-array form. a and b
+/// must have the same extents and tiles (std::invalid_argument otherwise).
+template <class A, class B, std::size_t Rank, class U, class Op, class F>
+void transform_reduce_replicated(const distributed_mdarray<A, Rank>& a, const distributed_mdarray<B, Rank>& b, U init,
+                                 Op reduce_op, F transform, replicated<U>& out) {
+  const nvtx_range range("mdarray reduce_replicated of two arrays", a.size());
+  MULTIGPU_EXPECTS(out.group() == a.group(), "reduce_replicated: the result must be on the array's group");
+  detail::expect_same_tiles(a, b, "transform_reduce_replicated");
+  for (std::size_t s = 0; s < a.tile_count(); ++s) {
+    const md_index<Rank> e = a.layout().tile_extents(s);
+    detail::md_point<Rank> extent;
+    for (std::size_t d = 0; d < Rank; ++d) extent[d] = e[d];
+    auto f = detail::bind_slot(transform, s);
+    detail::local_partial(
+        out, s, a.tile(s).empty() ? 0 : detail::product(e),
+        detail::tile_pair_reader<A, B, U, Rank, decltype(f)>{a.tile(s).ref(), b.tile(s).ref(), extent, f}, reduce_op);
   }
   detail::gather_and_fold(out, init, reduce_op);
 }

@@ -154,15 +154,15 @@ __global__ void for_each_point_kernel(point_region<Rank> r, Op op) {
     if (x >= nx) return;
     for (std::size_t z = blockIdx.z; z < outer; z += gridDim.z) {
       md_point<Rank> i{};
-      if constexpr (Rank == 3) {
-        i[0] = r.start[0] + z;  // outer is extent[0]: no division (a 64-bit one per thread costs
-                                // about as much as the point's loads)
-      } else {
+      if constexpr (Rank > 2) {
+        // z's digits in the outer extents, the last from what is left with no division (a
+        // 64-bit one per thread costs about as much as the point's loads; 3-D has none).
         std::size_t rest = z;
-        for (std::size_t d = Rank - 2; d-- > 0;) {
+        for (std::size_t d = Rank - 3; d > 0; --d) {
           i[d] = r.start[d] + rest % r.extent[d];
           rest /= r.extent[d];
         }
+        i[0] = r.start[0] + rest;
       }
       i[Rank - 1] = r.start[Rank - 1] + x;
       for (std::size_t y = static_cast<std::size_t>(blockIdx.y) * blockDim.y + threadIdx.y; y < ny;
