@@ -81,21 +81,36 @@ inline void report(benchmark::State& state, double bytes_per_call, double ours_m
   if (thrust_ms_total > 0) state.counters["thrust_ms"] = benchmark::Counter(thrust_ms_total / static_cast<double>(calls));
 }
 
-/// The loop of a benchmark with one Thrust baseline: every iteration times `ours` across the
-/// group and `theirs` on `stream`, reports ours as the manual time, then the figures.
+/// What time_against_baseline measured: milliseconds summed over the iterations, and how many.
+struct loop_times {
+  double ours_ms = 0;
+  double baseline_ms = 0;
+  std::int64_t calls = 0;
+};
+
+/// The loop of a benchmark with one baseline: every iteration times `ours` across the group
+/// and `baseline` on `stream`, and reports ours as the manual time. Returns the totals, for
+/// the caller's figures.
+template <class Ours, class Baseline>
+loop_times time_against_baseline(benchmark::State& state, const mg::device_group& g, cudaStream_t stream, Ours&& ours,
+                                 Baseline&& baseline) {
+  loop_times t;
+  for (auto _ : state) {
+    const double mine = time_group_ms(g, ours);
+    t.baseline_ms += time_stream_ms(stream, baseline);
+    t.ours_ms += mine;
+    ++t.calls;
+    state.SetIterationTime(mine / 1000.0);
+  }
+  return t;
+}
+
+/// The loop of a benchmark with one Thrust baseline (time_against_baseline), then the figures.
 template <class Ours, class Theirs>
 void time_against_thrust(benchmark::State& state, const mg::device_group& g, cudaStream_t stream, Ours&& ours,
                          Theirs&& theirs, double bytes_per_call) {
-  double ours_ms = 0, thrust_ms = 0;
-  std::int64_t calls = 0;
-  for (auto _ : state) {
-    const double mine = time_group_ms(g, ours);
-    thrust_ms += time_stream_ms(stream, theirs);
-    ours_ms += mine;
-    ++calls;
-    state.SetIterationTime(mine / 1000.0);
-  }
-  report(state, bytes_per_call, ours_ms, thrust_ms, calls);
+  const loop_times t = time_against_baseline(state, g, stream, ours, theirs);
+  report(state, bytes_per_call, t.ours_ms, t.baseline_ms, t.calls);
 }
 
 inline bool skip_without_gpu(benchmark::State& state) {

@@ -105,15 +105,7 @@ void stencil(benchmark::State& state) {
       ours();
       baseline();
     }
-    double ours_ms = 0, baseline_ms = 0;
-    std::int64_t calls = 0;
-    for (auto _ : state) {
-      const double mine = time_group_ms(g, ours);
-      baseline_ms += time_stream_ms(stream, baseline);
-      ours_ms += mine;
-      ++calls;
-      state.SetIterationTime(mine / 1000.0);
-    }
+    const auto [ours_ms, baseline_ms, calls] = time_against_baseline(state, g, stream, ours, baseline);
     const double bytes = 2.0 * static_cast<double>(points) * sizeof(float);
     state.SetBytesProcessed(static_cast<std::int64_t>(bytes * static_cast<double>(calls)));
     state.counters["ours_ms"] = benchmark::Counter(ours_ms / static_cast<double>(calls));
@@ -180,15 +172,7 @@ void halo_face(benchmark::State& state) {
       ours();
       baseline();
     }
-    double ours_ms = 0, baseline_ms = 0;
-    std::int64_t calls = 0;
-    for (auto _ : state) {
-      const double mine = time_group_ms(g, ours);
-      baseline_ms += time_stream_ms(stream, baseline);
-      ours_ms += mine;
-      ++calls;
-      state.SetIterationTime(mine / 1000.0);
-    }
+    const auto [ours_ms, baseline_ms, calls] = time_against_baseline(state, g, stream, ours, baseline);
     state.SetBytesProcessed(static_cast<std::int64_t>(2 * face * sizeof(float)) * calls);
     state.counters["ours_us"] = benchmark::Counter(1000.0 * ours_ms / static_cast<double>(calls));
     state.counters["memcpy2d_us"] = benchmark::Counter(1000.0 * baseline_ms / static_cast<double>(calls));

@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the reduce_by_key and inclusive_scan_by_key tests: keys in runs of a given length
 // and values whose sums are exact.
+#include <multigpu/multigpu.hpp>
 
 #include "support.hpp"
 

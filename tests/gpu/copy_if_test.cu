@@ -25,16 +25,10 @@ TYPED_TEST_SUITE(CopyIf, select_types);
 
 TYPED_TEST(CopyIf, LayoutKeepingFormKeepsEachSlotsSurvivorsInOrder) {
   using T = TypeParam;
-  for (const auto& s : exchange_shapes())
-    for (std::size_t n : sizes(s.group.size(), std::is_same_v<T, int> || std::is_same_v<T, vec3>))
-      for (const auto& c : cases) {
-        if (n > 2000000 && c.bound != 0) continue;  // the large size: one predicate
-        SCOPED_TRACE(testing::Message() << s.name << " n=" << n << " keeps " << c.name);
-        mg::distributed_vector<T> v(n, s.group);
-        const auto host = input<T>(n, v.layout(), c.mark);
-        mg::copy(host.begin(), host.end(), v.begin());
-        const above<T> pred{c.bound};
-
+  for_each_select_case<T>(
+      std::is_same_v<T, int> || std::is_same_v<T, vec3>,
+      [&](const shape& s, std::size_t n, mg::distributed_vector<T>& v, const std::vector<T>& host,
+          const above<T>& pred) {
         std::vector<T> want;
         std::copy_if(host.begin(), host.end(), std::back_inserter(want), pred);
         mg::distributed_vector<T> kept = mg::copy_if(v, pred);
@@ -63,21 +57,16 @@ TYPED_TEST(CopyIf, LayoutKeepingFormKeepsEachSlotsSurvivorsInOrder) {
         mg::rebalance(kept);
         EXPECT_EQ(kept.layout(), mg::distribution::block(want.size(), s.group.size()));
         EXPECT_TRUE(same_elements(mg::to_vector(kept), want)) << "after rebalance";
-      }
+      });
 }
 
 TYPED_TEST(CopyIf, StlFormWritesTheSurvivorsDenselyFromTheOutput) {
   using T = TypeParam;
   const T sentinel = with_key<T>(-7777);
-  for (const auto& s : exchange_shapes())
-    for (std::size_t n : sizes(s.group.size(), std::is_same_v<T, float>))
-      for (const auto& c : cases) {
-        if (n > 2000000 && c.bound != 0) continue;
-        SCOPED_TRACE(testing::Message() << s.name << " n=" << n << " keeps " << c.name);
-        mg::distributed_vector<T> v(n, s.group);
-        const auto host = input<T>(n, v.layout(), c.mark);
-        mg::copy(host.begin(), host.end(), v.begin());
-        const above<T> pred{c.bound};
+  for_each_select_case<T>(
+      std::is_same_v<T, float>,
+      [&](const shape& s, std::size_t n, mg::distributed_vector<T>& v, const std::vector<T>& host,
+          const above<T>& pred) {
         std::vector<T> want;
         std::copy_if(host.begin(), host.end(), std::back_inserter(want), pred);
 
@@ -105,7 +94,7 @@ TYPED_TEST(CopyIf, StlFormWritesTheSurvivorsDenselyFromTheOutput) {
         ASSERT_EQ(new_end - v.begin(), static_cast<std::ptrdiff_t>(rest.size()));
         v.resize(rest.size());
         EXPECT_TRUE(same_elements(mg::to_vector(v), rest)) << "remove_if, then resize";
-      }
+      });
 }
 
 TYPED_TEST(CopyIf, SubrangesAndOverlappingOutputs) {

@@ -23,15 +23,10 @@ TYPED_TEST_SUITE(Partition, select_types);
 TYPED_TEST(Partition, PartitionsKeepBothGroupsInOrder) {
   using T = TypeParam;
   const T sentinel = with_key<T>(-7777);
-  for (const auto& s : exchange_shapes())
-    for (std::size_t n : sizes(s.group.size(), std::is_same_v<T, double>))
-      for (const auto& c : cases) {
-        if (n > 2000000 && c.bound != 0) continue;
-        SCOPED_TRACE(testing::Message() << s.name << " n=" << n << " keeps " << c.name);
-        mg::distributed_vector<T> v(n, s.group);
-        const auto host = input<T>(n, v.layout(), c.mark);
-        mg::copy(host.begin(), host.end(), v.begin());
-        const above<T> pred{c.bound};
+  for_each_select_case<T>(
+      std::is_same_v<T, double>,
+      [&](const shape& s, std::size_t n, mg::distributed_vector<T>& v, const std::vector<T>& host,
+          const above<T>& pred) {
         std::vector<T> want(host);
         const auto want_mid = std::stable_partition(want.begin(), want.end(), pred);
 
@@ -52,7 +47,7 @@ TYPED_TEST(Partition, PartitionsKeepBothGroupsInOrder) {
         auto mid = mg::stable_partition(v, pred);
         EXPECT_EQ(mid - v.begin(), static_cast<std::ptrdiff_t>(passed));
         EXPECT_TRUE(same_elements(mg::to_vector(v), want)) << "stable_partition";
-      }
+      });
 }
 
 TEST(PartitionErrors, PartitionCopyWithoutRoomWritesNeitherOutput) {

@@ -1,7 +1,8 @@
 #pragma once
 // What the tests of the size-changing algorithms share (copy_if_test.cu, partition_test.cu,
 // unique_test.cu): element keys, a predicate, inputs whose survivors are known (nothing,
-// everything, one segment, only the last element), inputs with runs, and the cases.
+// everything, one segment, only the last element), inputs with runs, the cases, and the loops
+// over shapes, sizes and cases.
 #include <multigpu/multigpu.hpp>
 
 #include "support.hpp"
@@ -72,6 +73,27 @@ inline const select_case cases[] = {
 };
 
 using select_types = ::testing::Types<int, long long, float, double, vec3>;
+
+/// The loops of the selection tests: for every shape of exchange_shapes(), every size of
+/// sizes(slots, large) and every case (at the largest size only the case of bound 0), the input
+/// on the shape's group `v` and on the host `host`, under a trace naming all three; then
+/// body(s, n, v, host, pred) with pred = above<T>{case's bound}. A fatal failure in the body
+/// ends the loops, as an ASSERT_ in the test's own body would.
+template <class T, class Body>
+void for_each_select_case(bool large, Body&& body) {
+  for (const auto& s : exchange_shapes())
+    for (std::size_t n : sizes(s.group.size(), large))
+      for (const auto& c : cases) {
+        if (n > 2000000 && c.bound != 0) continue;  // the large size: one predicate
+        SCOPED_TRACE(testing::Message() << s.name << " n=" << n << " keeps " << c.name);
+        mg::distributed_vector<T> v(n, s.group);
+        const auto host = input<T>(n, v.layout(), c.mark);
+        mg::copy(host.begin(), host.end(), v.begin());
+        const above<T> pred{c.bound};
+        body(s, n, v, host, pred);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+}
 
 /// Whether key(a) and key(b) fall in the same interval of ten: runs of "equal" elements that
 /// are not identical.
