@@ -21,9 +21,11 @@ namespace multigpu::detail {
 /// with a shorter limit than the last wakes it at once) and, while a wait is in flight:
 /// 1. hands the transport's `act` the call's name, how long the wait has run and its limit.
 ///    `act` may poll (NCCL's asynchronous errors) and, when the wait is past its limit or
-///    cannot end, does what ends it (revokes or aborts the communicator) and returns true;
+///    cannot end, starts what ends it (revokes or aborts the communicator) and returns true.
+///    It must return promptly: an action that may block runs on a thread of its own;
 /// 2. once `act` has acted, a wait still in flight one more timeout later calls `give_up`
-///    (the transport's last words: a message, MPI_Abort) and ends the process.
+///    (the transport's last words: a message, MPI_Abort) with how long the wait has run, and
+///    ends the process.
 /// A wait is timed from the first look that finds it, so a look sees it past its limit between
 /// one and one and a quarter timeouts after it began; no clock is read on the calling thread.
 /// A look never acts on a wait that has ended: end() waits for a look already under way on its
@@ -53,9 +55,11 @@ class call_watchdog {
     const auto limit =
         std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(std::min(timeout_s, 1e9)));
     call_.store(call, std::memory_order_relaxed);
-    limit_.store(limit.count(), std::memory_order_relaxed);
-    in_flight_.store(++calls_, std::memory_order_seq_cst);  // publishes the two above
-    if (period_of(limit).count() >= period_.load(std::memory_order_relaxed)) return;
+    // limit_ then period_, against the thread's period_ then limit_ (run()): one of the two
+    // sees the other's store, so a shorter limit never waits for a long sleep.
+    limit_.store(limit.count(), std::memory_order_seq_cst);
+    in_flight_.store(++calls_, std::memory_order_seq_cst);  // publishes the call too
+    if (period_of(limit).count() >= period_.load(std::memory_order_seq_cst)) return;
     // A limit shorter than the one the thread sleeps for: wake it, so that it looks at this
     // wait on this limit's schedule (rare: the usual call keeps its limit and wakes nobody).
     {
@@ -68,52 +72,59 @@ class call_watchdog {
   void end() {
     const std::uint64_t ended = in_flight_.load(std::memory_order_relaxed);
     in_flight_.store(0, std::memory_order_seq_cst);
-    while (looking_.load(std::memory_order_seq_cst) == ended) std::this_thread::yield();
+    for (std::uint64_t l = looking_.load(std::memory_order_seq_cst); l == ended; l = looking_.load(std::memory_order_seq_cst))
+      looking_.wait(l, std::memory_order_seq_cst);
   }
 
  private:
+  struct watched {
+    std::uint64_t wait = 0;          // the wait in flight at the last look (0: none)
+    clock::time_point first_seen{};  // when a look first found it
+    clock::time_point since{};       // its clock: first_seen, or when act() acted
+    bool acted = false;              // act() acted on it
+  };
+
   void run() {
-    std::uint64_t seen = 0;  // the wait in flight at the last look (0: none)
-    clock::time_point seen_at{};
-    bool acted = false;  // act() acted on `seen`
+    watched w;
     std::unique_lock lock(mutex_);
     while (!stop_) {
       lock.unlock();  // begin() and end() never wait for a look
-      look(seen, seen_at, acted);
+      look(w);
       lock.lock();
       sooner_ = false;
-      const clock::duration period = period_of(clock::duration(limit_.load(std::memory_order_relaxed)));
-      period_.store(period.count(), std::memory_order_relaxed);
-      wake_.wait_for(lock, period, [&] { return stop_ || sooner_; });
+      const clock::duration period = period_of(clock::duration(limit_.load(std::memory_order_seq_cst)));
+      period_.store(period.count(), std::memory_order_seq_cst);
+      wake_.wait_for(lock, period, [&] {
+        return stop_ || sooner_ || period_of(clock::duration(limit_.load(std::memory_order_seq_cst))) < period;
+      });
     }
   }
 
-  void look(std::uint64_t& seen, clock::time_point& seen_at, bool& acted) {
+  void look(watched& w) {
     const std::uint64_t now_in_flight = in_flight_.load(std::memory_order_seq_cst);
-    if (now_in_flight != seen) {
-      seen = now_in_flight;
-      seen_at = clock::now();
-      acted = false;
-    }
-    if (seen == 0) return;
+    if (now_in_flight != w.wait) w = {now_in_flight, clock::now(), clock::now(), false};
+    if (w.wait == 0) return;
     // Claim the wait, then check that it is still in flight: either end() sees the claim and
     // waits for this look, or this look sees the wait ended and leaves it alone.
-    looking_.store(seen, std::memory_order_seq_cst);
-    if (in_flight_.load(std::memory_order_seq_cst) == seen) {
+    looking_.store(w.wait, std::memory_order_seq_cst);
+    if (in_flight_.load(std::memory_order_seq_cst) == w.wait) {
       const char* call = call_.load(std::memory_order_relaxed);
       const clock::duration limit(limit_.load(std::memory_order_relaxed));
-      const clock::duration waited = clock::now() - seen_at;
-      if (!acted) {
-        if (act_(call, waited, limit)) {
-          acted = true;
-          seen_at = clock::now();  // the wait gets one more timeout to end
+      const clock::time_point now = clock::now();
+      if (!w.acted) {
+        // act() must not block for long (a transport whose action may block runs it on a
+        // thread of its own): the wait's second timeout runs from here.
+        if (act_(call, now - w.since, limit)) {
+          w.acted = true;
+          w.since = now;
         }
-      } else if (waited > limit) {
-        give_up_(call, waited);
+      } else if (now - w.since > limit) {
+        give_up_(call, now - w.first_seen);
         std::abort();  // the launcher ends the job
       }
     }
     looking_.store(0, std::memory_order_seq_cst);
+    looking_.notify_all();
   }
 
   static clock::duration period_of(clock::duration limit) {

@@ -191,9 +191,9 @@ class nccl_communicator::staged {
 /// The NCCL communicator's watchdog (call_watchdog): at every look during a wait it asks
 /// ncclCommGetAsyncError, and aborts the NCCL communicator when NCCL reports an error or the
 /// wait is past its limit; the waiting call then finds the verdict and throws. NCCL's abort
-/// waits for work queued before the call on the same stream; a wait still not over one
-/// timeout after the abort (other work holds the stream, which an abort cannot end) ends the
-/// process with a message, as the MPI communicator's watchdog does.
+/// waits for work queued before the call on the same stream, so it runs on a thread of its own;
+/// a wait still not over one timeout after the abort began (other work holds the stream, which
+/// an abort cannot end) ends the process with a message, as the MPI communicator's watchdog does.
 class nccl_communicator::watchdog {
  public:
   watchdog(ncclComm_t comm, int rank, int size)
@@ -224,7 +224,15 @@ class nccl_communicator::watchdog {
                                      " s (a peer failed or skipped the call; MULTIGPU_COMM_TIMEOUT_S sets the limit)")
                     : detail::concat("failed: ", describe(async));
     aborted_ = true;
-    api.abort(comm_);  // ends NCCL's kernels (after the stream's earlier work), so the wait returns
+    // The abort ends NCCL's kernels (after the stream's earlier work), so the wait returns. It
+    // may block as long as that work does: it runs on a thread of its own, so that the
+    // watchdog can still end the process one timeout from now.
+    const ncclComm_t comm = comm_;
+    try {
+      std::thread([comm] { nccl().abort(comm); }).detach();
+    } catch (const std::system_error&) {
+      api.abort(comm);  // no thread to spare: abort from here
+    }
     return true;
   }
   /// The wait is still in flight one timeout after the abort.

@@ -45,13 +45,38 @@ staging_pool::lease stage(detail::group_resources& group, const std::vector<stre
   return block;
 }
 
-/// Marks each stream's copies as uses of the block: once per stream, after its last copy.
-void fence(staging_pool::lease& block, const std::vector<stream_of_device>& streams) {
-  for (const auto& [device, stream] : streams) {
-    device_guard guard(device);
-    block.fence(device, stream);
+/// Marks each stream's copies as uses of the block, once per stream after its last copy:
+/// fence() on the way out; the destructor, if an error left before it, fences what was
+/// enqueued so far, so that the block is not reused under copies still in flight.
+class batch_fences {
+ public:
+  batch_fences(staging_pool::lease& block, const std::vector<stream_of_device>& streams)
+      : block_(block), streams_(streams) {}
+  batch_fences(const batch_fences&) = delete;
+  batch_fences& operator=(const batch_fences&) = delete;
+  ~batch_fences() {
+    if (done_) return;
+    for (const auto& [device, stream] : streams_) {
+      try {
+        detail::quiet_device_guard guard(device);
+        block_.fence(device, stream);
+      } catch (...) {  // nothing more can be ordered; the error that brought us here is reported
+      }
+    }
   }
-}
+  void fence() {
+    for (const auto& [device, stream] : streams_) {
+      device_guard guard(device);
+      block_.fence(device, stream);
+    }
+    done_ = true;
+  }
+
+ private:
+  staging_pool::lease& block_;
+  const std::vector<stream_of_device>& streams_;
+  bool done_ = false;
+};
 
 }  // namespace
 
@@ -62,6 +87,7 @@ void read_elements(detail::group_resources& group, std::span<const element_place
   const std::vector<stream_of_device> device_streams = streams_of(places, false);
   if (!device_streams.empty()) {
     staging_pool::lease block = stage(group, device_streams, places.size() * element_bytes);
+    batch_fences fences(block, device_streams);
     auto* staged = block.as<std::byte>();
     for (std::size_t j = 0; j < places.size(); ++j) {
       const element_place& p = places[j];
@@ -70,7 +96,7 @@ void read_elements(detail::group_resources& group, std::span<const element_place
       MULTIGPU_CUDA_TRY(cudaMemcpyAsync(staged + j * element_bytes, p.address, element_bytes,
                                         cudaMemcpyDefault, p.stream));
     }
-    fence(block, device_streams);
+    fences.fence();
     block.order_before_host();
     for (std::size_t j = 0; j < places.size(); ++j)
       if (!places[j].managed) std::memcpy(out + j * element_bytes, staged + j * element_bytes, element_bytes);
@@ -96,6 +122,7 @@ void write_elements(detail::group_resources& group, std::span<const element_plac
       device_guard guard(device);
       block.order_before(stream);
     }
+    batch_fences fences(block, device_streams);
     for (std::size_t j = 0; j < places.size(); ++j) {
       const element_place& p = places[j];
       if (p.managed) continue;
@@ -103,7 +130,7 @@ void write_elements(detail::group_resources& group, std::span<const element_plac
       MULTIGPU_CUDA_TRY(cudaMemcpyAsync(p.address, staged + j * element_bytes, element_bytes,
                                         cudaMemcpyDefault, p.stream));
     }
-    fence(block, device_streams);
+    fences.fence();
   }
   const std::vector<stream_of_device> managed_streams = streams_of(places, true);
   if (managed_streams.empty()) return;

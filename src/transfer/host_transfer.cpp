@@ -104,22 +104,28 @@ void prefault_host(void* host, std::size_t bytes) {
 #endif
   const long page_size = sysconf(_SC_PAGESIZE);
   const std::uintptr_t page = page_size > 0 ? static_cast<std::uintptr_t>(page_size) : 4096;
+  // One write per page, from the page that holds `from` (the allocation need not start on one).
   const auto touch = [page](std::uintptr_t from, std::uintptr_t to) {
-    for (std::uintptr_t p = from; p < to; p += page) *reinterpret_cast<volatile char*>(p) = 0;
+    for (std::uintptr_t p = from & ~(page - 1); p < to; p += page)
+      *reinterpret_cast<volatile char*>(std::max(p, from)) = 0;
   };
-  // Parts of whole huge pages, so that no two threads fault the same one.
+  // Parts of whole huge pages counted from the huge page that holds `first`, so that no two
+  // threads fault the same one; the first and last parts are clipped to the range.
+  const std::uintptr_t origin = first & ~(huge - 1);
   const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  const std::uintptr_t part = ((bytes / threads + huge - 1) & ~(huge - 1));
+  const std::uintptr_t part = ((last - origin) / threads + huge - 1) & ~(huge - 1);
+  const auto part_begin = [&](std::uintptr_t t) { return std::clamp(origin + t * part, first, last); };
   std::vector<std::thread> helpers;
+  helpers.reserve(threads);  // no reallocation while threads run
   try {
-    for (unsigned t = 1; t < threads && first + t * part < last; ++t)
-      helpers.emplace_back(touch, first + t * part, std::min(last, first + (t + 1) * part));
+    for (unsigned t = 1; t < threads && part_begin(t) < last; ++t)
+      helpers.emplace_back(touch, part_begin(t), part_begin(t + 1));
   } catch (const std::system_error&) {
     // No more threads: the ones started and this one cover what they can, then this one the rest.
   }
-  touch(first, std::min(last, first + part));
+  touch(part_begin(0), part_begin(1));
   for (auto& h : helpers) h.join();
-  touch(first + (helpers.size() + 1) * part, last);
+  touch(part_begin(helpers.size() + 1), last);
 }
 
 }  // namespace multigpu::transfer

@@ -18,7 +18,7 @@ namespace transfer = multigpu::transfer;
 /// Pages of [p, p + bytes) that are resident (mapped) now, by mincore.
 std::size_t resident_pages(void* p, std::size_t bytes) {
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> in(bytes / page);
+  std::vector<unsigned char> in((bytes + page - 1) / page);
   EXPECT_EQ(mincore(p, bytes, in.data()), 0);
   std::size_t n = 0;
   for (unsigned char c : in) n += c & 1;
@@ -42,8 +42,19 @@ TEST(PrefaultHost, MapsEveryPageOfALargeFreshAllocation) {
   const std::size_t bytes = transfer::prefault_bytes + 3 * 4096 * 1001;
   fresh_mapping m(bytes);
   ASSERT_NE(m.data, MAP_FAILED);
+  ASSERT_EQ(resident_pages(m.data, bytes), 0u);
+  // A range that starts inside a page, as malloc's large chunks do: its first page counts too.
+  transfer::prefault_host(static_cast<char*>(m.data) + 16, bytes - 16);
+  EXPECT_EQ(resident_pages(m.data, bytes), (bytes + static_cast<std::size_t>(sysconf(_SC_PAGESIZE)) - 1) /
+                                               static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+}
+
+TEST(PrefaultHost, MapsEveryPageOfAnAlignedAllocation) {
+  const std::size_t bytes = transfer::prefault_bytes + 3 * 4096 * 1001;
+  fresh_mapping m(bytes);
+  ASSERT_NE(m.data, MAP_FAILED);
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  const std::size_t pages = bytes / page;
+  const std::size_t pages = (bytes + page - 1) / page;
   ASSERT_EQ(resident_pages(m.data, bytes), 0u);
   transfer::prefault_host(m.data, bytes);
   EXPECT_EQ(resident_pages(m.data, bytes), pages);

@@ -18,7 +18,7 @@
 // Every local sort is stable and the order of equal keys is the input order throughout, so
 // the whole sort is stable.
 // The steps live beside this file: local_sort.hpp (1), order.hpp (the order of 1 to 4),
-// split.hpp with splitters.hpp (2), merge.hpp (3 and 4). This file drives them, and includes
+// split.hpp with splitters.hpp (2), merge_runs.hpp (3 and 4). This file drives them, and includes
 // is_sorted.hpp and bounds.hpp, the searches of a sorted vector, for algorithm/sort.hpp.
 
 #include <multigpu/algorithm/detail/collective/all_to_all.hpp>
