@@ -12,7 +12,9 @@
 #include <multigpu/mdarray/detail/halo_engine.hpp>
 #include <multigpu/mdarray/detail/tile_kernels.hpp>
 #include <multigpu/memory/device_buffer.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/runtime/device_group.hpp>
+#include <multigpu/transfer/element_copy.hpp>
 
 #include <cuda/std/mdspan>
 
@@ -191,21 +193,14 @@ class distributed_mdarray {
   // ---- elements ----------------------------------------------------------------------------
   /// The element at global index i; waits for its slot's stream. std::out_of_range outside.
   T get(const index_type& i) const {
-    const auto [slot, local] = layout_.locate(i);
     T value{};
-    device_guard guard(group_.device(slot));
-    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(&value, element_address(slot, local), sizeof(T), cudaMemcpyDeviceToHost,
-                                      group_.stream(slot)));
-    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group_.stream(slot)));
+    transfer::read_elements(detail::resources_of(group_), std::array{place_of(i)}, sizeof(T), &value);
     return value;
   }
-  /// Writes the element at global index i, in order on its slot's stream (waits for that copy).
+  /// Writes the element at global index i, in order on its slot's stream: returns once the
+  /// copy is enqueued (with managed storage, once written). std::out_of_range outside.
   void set(const index_type& i, const T& value) {
-    const auto [slot, local] = layout_.locate(i);
-    device_guard guard(group_.device(slot));
-    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(element_address(slot, local), &value, sizeof(T), cudaMemcpyHostToDevice,
-                                      group_.stream(slot)));
-    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group_.stream(slot)));
+    transfer::write_elements(detail::resources_of(group_), std::array{place_of(i)}, sizeof(T), &value);
   }
 
   // ---- host transfers ------------------------------------------------------------------------
@@ -288,6 +283,12 @@ class distributed_mdarray {
                                                  detail::format_index(extents(), " x "), ") = ", size(), " elements"));
   }
 
+  /// Where the element at global index i lives (std::out_of_range outside).
+  transfer::element_place place_of(const index_type& i) const {
+    const auto [slot, local] = layout_.locate(i);
+    return {group_.device(slot), group_.stream(slot), element_address(slot, local),
+            group_.options().storage == storage::managed};
+  }
   T* element_address(std::size_t slot, const index_type& local) const {
     const index_type padded = padded_extents(layout_.tile_extents(slot), options_.halo);
     const auto strides = detail::row_major_strides(padded);

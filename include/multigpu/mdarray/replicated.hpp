@@ -20,13 +20,16 @@
 #include <multigpu/mdarray/per_slot.hpp>
 #include <multigpu/memory/device_buffer.hpp>
 #include <multigpu/runtime/device_group.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
 #include <multigpu/transfer/device_copy.hpp>
+#include <multigpu/transfer/element_copy.hpp>
 
 #include <cub/device/device_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
 #include <cstdint>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -56,6 +59,16 @@ struct partial_op {
     return {static_cast<U>(op(a.value, b.value)), true};
   }
 };
+/// The k-th index, row-major, of a box of `extent`.
+template <std::size_t Rank>
+__host__ __device__ md_point<Rank> row_major_index(std::uint64_t k, const md_point<Rank>& extent) {
+  md_point<Rank> i;
+  for (std::size_t d = Rank; d-- > 0;) {
+    i[d] = static_cast<std::size_t>(k % extent[d]);
+    k /= extent[d];
+  }
+  return i;
+}
 /// k -> the transformed element at the k-th interior index (row-major) of a tile.
 template <class T, class U, std::size_t Rank, class F>
 struct tile_reader {
@@ -63,12 +76,7 @@ struct tile_reader {
   md_point<Rank> extent;
   F f;
   __host__ __device__ partial_value<U> operator()(std::uint64_t k) const {
-    md_point<Rank> i;
-    for (std::size_t d = Rank; d-- > 0;) {
-      i[d] = static_cast<std::size_t>(k % extent[d]);
-      k /= extent[d];
-    }
-    return {static_cast<U>(f(tile(i))), true};
+    return {static_cast<U>(f(tile(row_major_index(k, extent)))), true};
   }
 };
 /// k -> f(a(i), b(i)) at the k-th interior index i (row-major) of two tiles of one shape.
@@ -79,11 +87,7 @@ struct tile_pair_reader {
   md_point<Rank> extent;
   F f;
   __host__ __device__ partial_value<U> operator()(std::uint64_t k) const {
-    md_point<Rank> i;
-    for (std::size_t d = Rank; d-- > 0;) {
-      i[d] = static_cast<std::size_t>(k % extent[d]);
-      k /= extent[d];
-    }
+    const md_point<Rank> i = row_major_index(k, extent);
     return {static_cast<U>(f(a(i), b(i))), true};
   }
 };
@@ -138,10 +142,8 @@ class replicated {
   /// Slot `slot`'s copy on the host: waits for that slot's stream.
   T get(std::size_t slot = 0) const {
     T value{};
-    device_guard guard(group_.device(slot));
-    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(&value, values_.at(slot).data(), sizeof(T), cudaMemcpyDeviceToHost,
-                                      group_.stream(slot)));
-    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group_.stream(slot)));
+    const transfer::element_place at{group_.device(slot), group_.stream(slot), values_.at(slot).data(), false};
+    transfer::read_elements(detail::resources_of(group_), std::span(&at, 1), sizeof(T), &value);
     return value;
   }
 
@@ -196,6 +198,20 @@ void gather_and_fold(replicated<U>& out, U init, Op op) {
   }
 }
 
+/// Every slot's partial over its tile of `a`, read by reader_of(slot, extent), then folded on
+/// every slot: the mdarray forms of transform_reduce_replicated.
+template <class T, std::size_t Rank, class U, class Op, class ReaderOf>
+void reduce_tiles_replicated(const distributed_mdarray<T, Rank>& a, U init, Op reduce_op, replicated<U>& out,
+                             ReaderOf reader_of) {
+  MULTIGPU_EXPECTS(out.group() == a.group(), "reduce_replicated: the result must be on the array's group");
+  for (std::size_t s = 0; s < a.tile_count(); ++s) {
+    const md_index<Rank> e = a.layout().tile_extents(s);
+    md_point<Rank> extent;
+    for (std::size_t d = 0; d < Rank; ++d) extent[d] = e[d];
+    local_partial(out, s, a.tile(s).empty() ? 0 : product(e), reader_of(s, extent), reduce_op);
+  }
+  gather_and_fold(out, init, reduce_op);
+}
 }  // namespace detail
 
 /// out = init op transform(x) op ... over every element of `a` (interiors), on every slot of
@@ -206,17 +222,10 @@ template <class T, std::size_t Rank, class U, class Op, class F>
 void transform_reduce_replicated(const distributed_mdarray<T, Rank>& a, U init, Op reduce_op, F transform,
                                  replicated<U>& out) {
   const nvtx_range range("mdarray reduce_replicated", a.size());
-  MULTIGPU_EXPECTS(out.group() == a.group(), "reduce_replicated: the result must be on the array's group");
-  for (std::size_t s = 0; s < a.tile_count(); ++s) {
-    const auto tile = a.tile(s);
-    const md_index<Rank> e = a.layout().tile_extents(s);
-    detail::md_point<Rank> extent;
-    for (std::size_t d = 0; d < Rank; ++d) extent[d] = e[d];
+  detail::reduce_tiles_replicated(a, init, reduce_op, out, [&](std::size_t s, const detail::md_point<Rank>& extent) {
     auto f = detail::bind_slot(transform, s);
-    detail::local_partial(out, s, tile.empty() ? 0 : detail::product(e),
-                          detail::tile_reader<T, U, Rank, decltype(f)>{tile.ref(), extent, f}, reduce_op);
-  }
-  detail::gather_and_fold(out, init, reduce_op);
+    return detail::tile_reader<T, U, Rank, decltype(f)>{a.tile(s).ref(), extent, f};
+  });
 }
 
 /// out = init op transform(a(i), b(i)) op ... over every interior index i (the largest change
@@ -226,18 +235,11 @@ template <class A, class B, std::size_t Rank, class U, class Op, class F>
 void transform_reduce_replicated(const distributed_mdarray<A, Rank>& a, const distributed_mdarray<B, Rank>& b, U init,
                                  Op reduce_op, F transform, replicated<U>& out) {
   const nvtx_range range("mdarray reduce_replicated of two arrays", a.size());
-  MULTIGPU_EXPECTS(out.group() == a.group(), "reduce_replicated: the result must be on the array's group");
   detail::expect_same_tiles(a, b, "transform_reduce_replicated");
-  for (std::size_t s = 0; s < a.tile_count(); ++s) {
-    const md_index<Rank> e = a.layout().tile_extents(s);
-    detail::md_point<Rank> extent;
-    for (std::size_t d = 0; d < Rank; ++d) extent[d] = e[d];
+  detail::reduce_tiles_replicated(a, init, reduce_op, out, [&](std::size_t s, const detail::md_point<Rank>& extent) {
     auto f = detail::bind_slot(transform, s);
-    detail::local_partial(
-        out, s, a.tile(s).empty() ? 0 : detail::product(e),
-        detail::tile_pair_reader<A, B, U, Rank, decltype(f)>{a.tile(s).ref(), b.tile(s).ref(), extent, f}, reduce_op);
-  }
-  detail::gather_and_fold(out, init, reduce_op);
+    return detail::tile_pair_reader<A, B, U, Rank, decltype(f)>{a.tile(s).ref(), b.tile(s).ref(), extent, f};
+  });
 }
 
 template <class T, std::size_t Rank, class U, class Op>
