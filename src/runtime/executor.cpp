@@ -13,7 +13,7 @@ namespace multigpu::detail {
 
 executor::executor(std::shared_ptr<group_resources> resources)
     : resources_(std::move(resources)), own_(resources_->streams().data(), false),
-      devices_(resources_->devices().data()) {}
+      devices_(resources_->devices()) {}
 
 staging_pool& executor::staging() const noexcept { return resources_->staging(); }
 event_pool& executor::events() const noexcept { return resources_->events(); }

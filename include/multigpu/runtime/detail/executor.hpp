@@ -25,6 +25,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -160,9 +161,17 @@ class executor {
   // ---- What the algorithms draw on: the slots' devices and streams, staging, events,
   // scratch, merge routes and joins. The algorithms reach the group only through these, never
   // through its resources.
-  int device(std::size_t slot) const noexcept { return devices_[slot]; }
+  /// Inline on the hot path; a slot out of range is a library bug, caught by the assertions of
+  /// a debug build.
+  int device(std::size_t slot) const noexcept {
+    assert(slot < devices_.size());
+    return devices_[slot];
+  }
   /// The slot's own stream.
-  cudaStream_t stream(std::size_t slot) const noexcept { return own_[slot]; }
+  cudaStream_t stream(std::size_t slot) const noexcept {
+    assert(slot < devices_.size());
+    return own_[slot];
+  }
   staging_pool& staging() const noexcept;
   event_pool& events() const noexcept;
   group_scratch& scratch() const noexcept;
@@ -183,7 +192,7 @@ class executor {
  private:
   std::shared_ptr<group_resources> resources_;  // kept alive while the executor lives
   slot_streams own_;
-  const int* devices_;  // each slot's device, owned by the resources
+  std::span<const int> devices_;  // each slot's device, owned by the resources
 };
 
 /// The executor of `policy` for the group whose resources are `resources`.
