@@ -2,6 +2,7 @@
 // fill and iota: one grid per segment on its stream; nothing waits.
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
+#include <multigpu/algorithm/detail/iota.hpp>
 #include <multigpu/algorithm/detail/local/cub_call.hpp>
 #include <multigpu/algorithm/detail/local/functors.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
@@ -30,25 +31,6 @@ template <class T>
 void fill(distributed_vector<T>& v, const std::type_identity_t<T>& value) {
   fill(v.begin(), v.end(), value);
 }
-
-namespace detail {
-/// Element i of [first, last) becomes value + T(base + i): computed directly, not by repeated
-/// ++, and rounded once (a team's ranks pass their global offset as `base`).
-template <class T>
-void iota_from(segmented_iterator<T, false> first, segmented_iterator<T, false> last, T value, std::size_t base) {
-  const nvtx_range range_mark("iota", static_cast<std::uint64_t>(last - first));
-  auto [v, begin, count] = unpack_range("iota", first, last);
-  if (count == 0) return;
-  range_ref<T> range(*v, begin, count);
-  std::vector<std::size_t> offsets(range.pieces.size(), base);  // of each piece, plus base
-  for (std::size_t i = 1; i < offsets.size(); ++i) offsets[i] = offsets[i - 1] + range.pieces[i - 1].count;
-  for_each_piece(range, [&](const piece_context& ctx) {
-    iota_functor<T> f{range.data(ctx.index), value, offsets[ctx.index]};
-    check_cub(with_count(ctx.count, [&](auto n) { return cub::DeviceFor::Bulk(n, f, ctx.stream); }),
-              "cub::DeviceFor::Bulk", std::source_location::current());
-  });
-}
-}  // namespace detail
 
 /// Element i of [first, last) becomes value + i (computed directly, not by repeated ++).
 template <class T>
