@@ -143,6 +143,7 @@ group_resources::group_resources(std::vector<int> devices, group_options options
         if (o.device == slot_devices_[s]) scratch_pools.push_back(o.scratch.get());
     }
     scratch_ = std::make_unique<group_scratch>(slot_devices_, raw_streams_, scratch_pools);
+    sync_ = std::make_unique<collective_sync>(slot_devices_, raw_streams_);
   }
   reduction_merge_ = choose_merge_route(options_.merge, options_.peers, slot_devices_, 0, links_, merge_kind::reduction);
   scan_merge_ = choose_merge_route(options_.merge, options_.peers, slot_devices_, 0, links_, merge_kind::scan);
@@ -223,6 +224,7 @@ group_resources::~group_resources() {
   // its graphs went before the scratch they point into.
   for (std::size_t s = 0; s < streams_.size(); ++s) MULTIGPU_CUDA_REPORT(cudaStreamSynchronize(stream(s)));
   scratch_.reset();
+  sync_.reset();
   stager_.reset();
   staging_.release_free();
   owned_.clear();
@@ -250,16 +252,6 @@ copy_route group_resources::route_between(std::size_t from, std::size_t to) cons
 void group_resources::order(std::size_t producer, std::size_t consumer) {
   if (producer == consumer) return;
   events_.order(device(producer), stream(producer), stream(consumer));
-}
-
-void group_resources::join_readers(std::size_t root) {
-  std::vector<std::size_t>& readers = scratch().slot(root).readers();
-  if (readers.empty()) return;
-  const cudaStream_t root_stream = stream(root);
-  device_guard guard(device(root));
-  for (std::size_t reader : readers)
-    if (stream(reader) != root_stream) scratch().slot(reader).done().order_before(root_stream);
-  readers.clear();
 }
 
 void group_resources::wait(cudaEvent_t event) {

@@ -19,7 +19,8 @@ staging_pool& executor::staging() const noexcept { return resources_->staging();
 event_pool& executor::events() const noexcept { return resources_->events(); }
 group_scratch& executor::scratch() const noexcept { return resources_->scratch(); }
 merge_route executor::merge(merge_kind kind) const noexcept { return resources_->merge(kind); }
-void executor::join_readers(std::size_t root) const { resources_->join_readers(root); }
+collective_sync& executor::sync() const noexcept { return resources_->sync(); }
+void executor::join_readers(std::size_t root) const { resources_->sync().join_readers(root); }
 void executor::join(std::span<const std::size_t> slots) const { resources_->join(slots); }
 
 void executor::for_each(std::span<const piece> pieces, const slot_streams& streams,

@@ -194,66 +194,13 @@ void graph_replay::renew_capture_streams() noexcept {
   (void)cudaGetLastError();
 }
 
-/// The root's own stream follows everything enqueued before on the other participating
-/// streams, and on the slots that read the root's arena after its last eager scan.
-void graph_replay::join_before(std::size_t root, std::span<const piece> pieces) {
-  group_resources& g = *group_;
-  const cudaStream_t root_stream = g.stream(root);
-  g.join_readers(root);  // before any capture: the slots' own streams
-  for (const auto& p : pieces) {
-    const cudaStream_t s = g.stream(p.slot);
-    if (s == root_stream) continue;
-    device_guard guard(g.device(p.slot));
-    g.scratch().slot(p.slot).done().record(s);
-    g.scratch().slot(p.slot).done().order_before(root_stream);
-  }
-}
-
-/// Every participating stream follows the graph (through the root's fork, recorded after it).
-void graph_replay::release_after(std::size_t root, std::span<const piece> pieces) {
-  group_resources& g = *group_;
-  const cudaStream_t root_stream = g.stream(root);
-  if (pieces.size() == 1) return;
-  const event& fork = g.scratch().slot(root).fork();
-  fork.record(root_stream);
-  for (const auto& p : pieces)
-    if (g.stream(p.slot) != root_stream) fork.order_before(g.stream(p.slot));
-}
-
-/// A capture records the participating slots' done events (and the root's fork) on the
-/// capture streams. Later calls wait on done events without recording them first (the
-/// readers of a root's arena, which an eager scan leaves behind), and waiting on an event last
-/// recorded in a capture is not a wait on real work: after every capture, whatever became of
-/// it, record them again on the slots' own streams, where they mark everything enqueued so far.
-/// (After a launch of several pieces release_after() has recorded the root's fork already.)
-void graph_replay::settle_events(std::size_t root, std::span<const piece> pieces, bool with_fork) {
-  group_resources& g = *group_;
-  const cudaStream_t root_stream = g.stream(root);
-  for (const auto& p : pieces) {
-    const cudaStream_t s = g.stream(p.slot);
-    if (s == root_stream) continue;
-    device_guard guard(g.device(p.slot));
-    g.scratch().slot(p.slot).done().record(s);
-  }
-  if (!with_fork) return;
-  device_guard guard(g.device(root));
-  g.scratch().slot(root).fork().record(root_stream);
-}
-
-/// settle_events on an error path: the error being thrown is the one the caller sees.
-void graph_replay::settle_events_on_error(std::size_t root, std::span<const piece> pieces) noexcept {
-  try {
-    settle_events(root, pieces, true);
-  } catch (...) {
-  }
-}
-
 void graph_replay::launch(entry& e, std::size_t root) {
   MULTIGPU_CUDA_TRY(cudaGraphLaunch(e.exec, group_->stream(root)));
 }
 
 void graph_replay::run(const collective_plan& plan, function_ref<void(const slot_streams&)> enqueue) {
   group_resources& g = *group_;
+  collective_sync& sync = g.sync();
   const void* site = plan.site;
   const std::span<const piece> pieces = plan.pieces;
   const call_fingerprint& fingerprint = *plan.fingerprint;
@@ -274,7 +221,7 @@ void graph_replay::run(const collective_plan& plan, function_ref<void(const slot
   const std::uint64_t generation = g.scratch().generation();
   bool eager_only = false;
   if (entry* hit = find(site, pieces, fingerprint, result != nullptr, eager_only)) {
-    join_before(root, pieces);
+    sync.gather(root, pieces);
     guard.set(g.device(root));
     if (result != nullptr) {
       cudaKernelNodeParams params{};
@@ -286,7 +233,7 @@ void graph_replay::run(const collective_plan& plan, function_ref<void(const slot
       MULTIGPU_CUDA_TRY(cudaGraphExecKernelNodeSetParams(hit->exec, hit->result, &params));
     }
     launch(*hit, root);
-    release_after(root, pieces);
+    sync.scatter(root, pieces);
     ++stats_.replays;
     return;
   }
@@ -297,7 +244,7 @@ void graph_replay::run(const collective_plan& plan, function_ref<void(const slot
   }
 
   ensure_capture_streams();
-  join_before(root, pieces);
+  sync.gather(root, pieces);
   guard.set(g.device(root));
   cudaGraph_t graph = nullptr;
   {
@@ -316,14 +263,14 @@ void graph_replay::run(const collective_plan& plan, function_ref<void(const slot
       (void)cudaStreamEndCapture(origin, &partial);
       if (partial != nullptr) (void)cudaGraphDestroy(partial);
       renew_capture_streams();
-      settle_events_on_error(root, pieces);
+      sync.rerecord_quietly(root, pieces);
       throw;
     }
     const cudaError_t ended = cudaStreamEndCapture(origin, &graph);
     if (miss || ended != cudaSuccess) {
       if (graph != nullptr) (void)cudaGraphDestroy(graph);
       if (ended != cudaSuccess) renew_capture_streams();  // a capture that ended cleanly leaves them usable
-      settle_events(root, pieces, true);
+      sync.rerecord(root, pieces, true);
       if (!miss) throw_cuda_error(ended, "cudaStreamEndCapture", __FILE__, __LINE__);
       if (always_allocates) {
         entry& never = make_room(site, pieces, fingerprint);
@@ -368,19 +315,20 @@ void graph_replay::run(const collective_plan& plan, function_ref<void(const slot
   } catch (...) {
     if (graph != nullptr) (void)cudaGraphDestroy(graph);
     e.reset();
-    settle_events_on_error(root, pieces);
+    sync.rerecord_quietly(root, pieces);
     throw;
   }
   e.fingerprint = fingerprint;
   e.generation = generation;
   try {
     launch(e, root);
-    release_after(root, pieces);
+    sync.scatter(root, pieces);
   } catch (...) {
-    settle_events_on_error(root, pieces);
+    sync.rerecord_quietly(root, pieces);
     throw;
   }
-  settle_events(root, pieces, pieces.size() == 1);
+  // After a graph of several pieces, scatter() recorded the root's fork on its own stream.
+  sync.rerecord(root, pieces, pieces.size() == 1);
   ++stats_.captures;
 }
 

@@ -10,7 +10,7 @@ namespace multigpu::detail {
 
 slot_scratch::slot_scratch(int device, cudaStream_t stream, device_pool& pool,
                            std::atomic<std::uint64_t>& generation)
-    : generation_(&generation), device_(device), stream_(stream), pool_(&pool), fork_(device), done_(device) {
+    : generation_(&generation), device_(device), stream_(stream), pool_(&pool) {
   MULTIGPU_CUDA_TRY(cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, device));
 }
 

@@ -1,5 +1,6 @@
 // The fingerprint that decides whether a captured collective may be replayed as is: equal
-// only for the same values in the same order, and never equal once it cannot tell.
+// only for the same values in the same order, and never equal once it cannot tell. And the
+// bound kernel whose arguments a replay writes into the captured node.
 #include <multigpu/runtime/detail/graph_replay.hpp>
 
 #include <gtest/gtest.h>
@@ -10,6 +11,11 @@
 namespace {
 
 using multigpu::detail::call_fingerprint;
+using multigpu::detail::kernel_launch;
+using multigpu::detail::result_kernel;
+
+// Stands for a kernel: kernel_launch only needs its parameter types here (nothing launches).
+void fold_like(const int*, std::size_t, double, bool) {}
 
 struct empty_op {};
 struct scaled {
@@ -65,6 +71,17 @@ TEST(CallFingerprint, TooManyValuesMakeItNeverEqual) {
   }
   EXPECT_FALSE(a.valid());
   EXPECT_FALSE(a == b);
+}
+
+TEST(KernelLaunch, ItsNodeHoldsThisCallsArgumentsAsTheKernelsParameterTypes) {
+  int x = 0;
+  kernel_launch launch(&fold_like, &x, 7, 2.5f, true);  // converted to the parameters' types
+  const result_kernel node = launch.node();
+  EXPECT_EQ(node.function, reinterpret_cast<void*>(&fold_like));
+  EXPECT_EQ(*static_cast<const int**>(node.arguments[0]), &x);
+  EXPECT_EQ(*static_cast<std::size_t*>(node.arguments[1]), 7u);
+  EXPECT_EQ(*static_cast<double*>(node.arguments[2]), 2.5);
+  EXPECT_TRUE(*static_cast<bool*>(node.arguments[3]));
 }
 
 }  // namespace

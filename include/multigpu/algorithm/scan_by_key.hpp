@@ -17,6 +17,7 @@
 // copy into an output on another group or layout included.
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
+#include <multigpu/algorithm/detail/collective/collectives.hpp>
 #include <multigpu/algorithm/detail/scan_by_key.hpp>
 #include <multigpu/algorithm/detail/local/cub_call.hpp>
 #include <multigpu/algorithm/detail/local/tuning.hpp>
@@ -72,7 +73,7 @@ segmented_iterator<V, false> inclusive_scan_by_key(KI keys_first, KI keys_last, 
   const std::size_t k = range.pieces.size();
   // Per piece after the first: the length of its leading run (the first key that differs
   // from the piece's first, or the piece's count).
-  const std::vector<std::size_t> lead = detail::counted_pieces<std::uint64_t>(
+  const std::vector<std::size_t> lead = detail::count_per_piece<std::uint64_t>(
       range, [&](const detail::piece_context& ctx, std::uint64_t* length) {
         const K* keys = range.data(ctx.index);
         const V* values_in = in.data(ctx.index);

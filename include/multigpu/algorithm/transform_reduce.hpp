@@ -5,6 +5,7 @@
 #include <multigpu/algorithm/detail/cuda_only.hpp>
 #include <multigpu/algorithm/detail/local/functors.hpp>
 #include <multigpu/algorithm/detail/collective/collectives.hpp>
+#include <multigpu/algorithm/detail/transform_reduce.hpp>
 #include <multigpu/algorithm/detail/operator_checks.hpp>
 
 #include <cuda/std/functional>
@@ -14,31 +15,6 @@
 #include <type_traits>
 
 namespace multigpu {
-
-namespace detail {
-/// init R t(x[first]) R ... R t(x[last-1]): the one-input reduction behind reduce and
-/// transform_reduce (an identity transform is CUB's plain Reduce).
-template <segmented_iterator_type I, class U, class R, class F>
-future<U> transform_reduce_range(const char* algorithm, I first, I last, U init, R reduce_op, F transform_op) {
-  using T = typename I::value_type;
-  using traits = partial_traits<U, R>;
-  using P = typename traits::partial;
-  const nvtx_range range_mark(algorithm, static_cast<std::uint64_t>(last - first));
-  auto [v, begin, count] = unpack_range(algorithm, first, last);
-  if (count == 0) return future<U>(init);
-  range_ref<T> range(*v, begin, count);
-  const auto lifted_op = traits::lift(reduce_op);
-  call_fingerprint fingerprint;
-  fingerprint.add_all(init, transform_op);
-  return reduce_pieces<U, P>(
-      range, lifted_op, init,
-      [&](const piece_context& ctx, P* out, bool first_piece) {
-        reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), transform_op, lifted_op,
-                                 first_piece ? traits::wrap(init) : traits::empty(), out);
-      },
-      static_cast<const P*>(nullptr), &fingerprint);
-}
-}  // namespace detail
 
 /// init R t(x[first]) R ... R t(x[last-1]).
 template <segmented_iterator_type I, class U, class R, class F>
@@ -62,17 +38,15 @@ future<U> transform_reduce_async(I1 first1, I1 last1, I2 first2, U init, R reduc
   detail::range_ref<A> range(*v, begin, count);
   detail::aligned_input<B> second(range, b_vector, first2.index());
   const auto lifted_op = traits::lift(reduce_op);
-  detail::call_fingerprint fingerprint;
-  fingerprint.add_all(init, combine_op);
-  for (std::size_t i = 0; i < range.pieces.size(); ++i) fingerprint.add(second.data(i));
   return detail::reduce_pieces<U, P>(
       range, lifted_op, init,
-      [&](const detail::piece_context& ctx, P* out, bool first_piece) {
-        detail::zip_apply<A, B, C> zip{range.data(ctx.index), second.data(ctx.index), combine_op};
-        detail::reduce_one_piece<traits>(ctx, thrust::counting_iterator<std::size_t>(0), zip, lifted_op,
-                                         first_piece ? traits::wrap(init) : traits::empty(), out);
-      },
-      static_cast<const P*>(nullptr), &fingerprint);
+      detail::replayable(
+          [=](const detail::piece_context& ctx, P* out, bool first_piece, A* a, B* b) {
+            detail::zip_apply<A, B, C> zip{a, b, combine_op};
+            detail::reduce_one_piece<traits>(ctx, thrust::counting_iterator<std::size_t>(0), zip, lifted_op,
+                                             first_piece ? traits::wrap(init) : traits::empty(), out);
+          },
+          detail::depends_on(init, combine_op), range, second));
 }
 
 template <class T, class U, class R, class F>

@@ -45,6 +45,16 @@ struct greater_than {
   };
 };
 
+/// The index in the whole vector of each piece's first element, as an operand of a
+/// replayable() step.
+template <class T>
+struct global_offsets {
+  const range_ref<T>& range;
+  std::size_t data(std::size_t i) const {
+    return range.vector->layout().segment_offset(range.pieces[i].slot) + range.pieces[i].local_offset;
+  }
+};
+
 template <class I, class Better>
 I best_element(const char* algorithm, I first, I last, Better better) {
   using T = typename I::value_type;
@@ -57,19 +67,16 @@ I best_element(const char* algorithm, I first, I last, Better better) {
   range_ref<T> range(*v, begin, count);
   const auto lifted_op = traits::lift(op_t{first_best<T, Better>{better}});
   indexed<T> none{};
-  auto global_offset = [&](std::size_t i) {
-    return range.vector->layout().segment_offset(range.pieces[i].slot) + range.pieces[i].local_offset;
-  };
-  call_fingerprint fingerprint;
-  for (std::size_t i = 0; i < range.pieces.size(); ++i) fingerprint.add(global_offset(i));
+  const global_offsets<T> offsets{range};
   indexed<T> best = reduce_pieces<indexed<T>, P>(
                         range, lifted_op, none,
-                        [&](const piece_context& ctx, P* out, bool) {
-                          index_and_value<T> pair{range.data(ctx.index), global_offset(ctx.index)};
-                          reduce_one_piece<traits>(ctx, thrust::counting_iterator<std::size_t>(0), pair, lifted_op,
-                                                   traits::empty(), out);
-                        },
-                        static_cast<const P*>(nullptr), &fingerprint)
+                        replayable(
+                            [=](const piece_context& ctx, P* out, bool, const T* in, std::size_t offset) {
+                              index_and_value<T> pair{in, offset};
+                              reduce_one_piece<traits>(ctx, thrust::counting_iterator<std::size_t>(0), pair,
+                                                       lifted_op, traits::empty(), out);
+                            },
+                            depends_on(), range, offsets))
                         .get();
   return first + static_cast<typename I::difference_type>(best.index - begin);
 }

@@ -159,35 +159,6 @@ void for_each_piece(const range_ref<T>& reference, Step&& step) {
   for_each_piece(reference, executor_of(reference.group()).streams(), step);
 }
 
-/// The skeleton of a call whose every piece yields one number the host needs (a selection's
-/// survivors, a reduce-by-key's runs): `step(ctx, where)` enqueues piece ctx.index's work,
-/// which writes its number to `where`, an entry of a pinned staging block. Every slot's stream
-/// first follows the block's earlier users; the steps run under the scratch lock (CUB's
-/// temporary storage is the slots' scratch, shared with the collectives) and do not wait for
-/// each other. Waits for the devices and returns the numbers, one per piece; an entry that a
-/// step did not write is unspecified. Count is the type the device writes.
-template <class Count, class T, class Step>
-std::vector<std::size_t> counted_pieces(const range_ref<T>& range, Step&& step) {
-  const std::size_t k = range.pieces.size();
-  if (k == 0) return {};
-  executor& exec = executor_of(range.group());
-  staging_pool::lease found = exec.staging().acquire(k * sizeof(Count));
-  Count* counts = found.as<Count>();
-  {
-    for (const piece& p : range.pieces) {
-      device_guard guard(exec.device(p.slot));
-      found.order_before(exec.stream(p.slot));
-    }
-    scratch_lock lock(exec.scratch());
-    for_each_piece(range, [&](const piece_context& ctx) {
-      step(ctx, counts + ctx.index);
-      found.fence(ctx.device, ctx.stream);
-    });
-  }
-  found.order_before_host();
-  return std::vector<std::size_t>(counts, counts + k);
-}
-
 /// The end of a call that blocks and whose last step copies into other vectors: waits for
 /// every slot's stream of each of `groups` (each group once; null entries skipped). A copy
 /// between vectors is ordered before later work on its destination's streams, so waiting for

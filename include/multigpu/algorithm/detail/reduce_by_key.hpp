@@ -4,6 +4,7 @@
 // outputs. Contains device code.
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
+#include <multigpu/algorithm/detail/collective/collectives.hpp>
 #include <multigpu/algorithm/detail/local/cub_call.hpp>
 #include <multigpu/algorithm/detail/operator_checks.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
@@ -31,7 +32,7 @@ namespace detail {
 template <class K, class V, class Eq, class Op, class KeysTo, class ValuesTo>
 std::vector<std::size_t> reduce_pieces_by_key(const range_ref<K>& range, const aligned_input<V>& values, Eq eq, Op op,
                                               KeysTo keys_to, ValuesTo values_to) {
-  return counted_pieces<std::int64_t>(range, [&](const piece_context& ctx, std::int64_t* counted) {
+  return count_per_piece<std::int64_t>(range, [&](const piece_context& ctx, std::int64_t* counted) {
     const K* keys_in = range.data(ctx.index);
     const V* values_in = values.data(ctx.index);
     K* keys_out = keys_to(ctx.index);

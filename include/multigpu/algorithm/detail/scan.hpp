@@ -63,14 +63,11 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
   aligned_output<T> result(range, out_vector, out.index());
   const auto lifted_op = traits::lift(op);
 
-  auto reduce_piece = [&](const piece_context& ctx, P* partial, bool first_piece) {
+  auto reduce_piece = [&](const piece_context& ctx, P* partial, bool first_piece, const T* in) {
     P start = (init != nullptr && first_piece) ? traits::wrap(*init) : traits::empty();
-    reduce_one_piece<traits>(ctx, static_cast<const T*>(range.data(ctx.index)), identity_transform{}, lifted_op, start,
-                             partial);
+    reduce_one_piece<traits>(ctx, in, identity_transform{}, lifted_op, start, partial);
   };
-  auto scan_piece = [&](const piece_context& ctx, const T* carry) {
-    const T* in = range.data(ctx.index);
-    T* o = result.data(ctx.index);
+  auto scan_piece = [&](const piece_context& ctx, const T* carry, const T* in, T* o) {
     // One launch instead of CUB's two (see small_scan.hpp); never compiled for elements too
     // large for its block's shared memory.
     if constexpr (small_scan_shape<T>::limit > 0) {
@@ -112,11 +109,9 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
       });
     }
   };
-  call_fingerprint fingerprint;
-  fingerprint.add(op);
-  if (init) fingerprint.add(*init);
-  for (std::size_t i = 0; i < range.pieces.size(); ++i) fingerprint.add(result.data(i));
-  scan_pieces<T, P>(range, lifted_op, reduce_piece, scan_piece, &fingerprint);
+  // One fingerprint holds both steps' statements: the init is stated once, with the scan step.
+  scan_pieces<T, P>(range, lifted_op, replayable(reduce_piece, depends_on(), range),
+                    replayable(scan_piece, depends_on(op, maybe_value<T>{init}), range, result));
   result.commit();
 }
 

@@ -5,6 +5,7 @@
 // global positions for the STL forms. Contains device code.
 
 #include <multigpu/algorithm/detail/cuda_only.hpp>
+#include <multigpu/algorithm/detail/collective/collectives.hpp>
 #include <multigpu/algorithm/detail/local/cub_call.hpp>
 #include <multigpu/algorithm/detail/operator_checks.hpp>
 #include <multigpu/algorithm/detail/pieces.hpp>
@@ -42,7 +43,7 @@ struct negated {
 /// piece. Waits for the devices.
 template <class T, class Select, class Destination>
 std::vector<std::size_t> select_pieces_to(const range_ref<T>& range, Select select, Destination destination) {
-  return counted_pieces<std::int64_t>(range, [&](const piece_context& ctx, std::int64_t* n_selected) {
+  return count_per_piece<std::int64_t>(range, [&](const piece_context& ctx, std::int64_t* n_selected) {
     const T* in = range.data(ctx.index);
     T* out = destination(ctx.index);
     cub_call(*ctx.scratch, ctx.stream, Select::name, ctx.count, [&](void* temp, std::size_t& bytes) {

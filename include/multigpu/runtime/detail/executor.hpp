@@ -31,7 +31,9 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace multigpu {
@@ -43,6 +45,7 @@ class staging_pool;
 
 namespace multigpu::detail {
 
+class collective_sync;
 class group_resources;
 class group_scratch;
 class graph_replay;
@@ -86,8 +89,8 @@ class call_fingerprint {
   void add(const X& x) noexcept {
     if constexpr (std::is_empty_v<X>) {
       return;  // an empty operator's one byte says nothing
-    } else if constexpr (!std::is_trivially_copyable_v<X>) {
-      valid_ = false;
+    } else if constexpr (!std::is_trivially_copyable_v<X> || sizeof(X) > capacity) {
+      valid_ = false;  // (a value larger than the whole fingerprint is known not to fit here)
     } else {
       if (size_ + sizeof(X) > capacity) {
         valid_ = false;
@@ -114,11 +117,43 @@ class call_fingerprint {
 };
 
 /// The last kernel of a reduction, whose output address changes per call: a replay rewrites
-/// its parameters (cudaGraphExecKernelNodeSetParams) before launching.
+/// its parameters (cudaGraphExecKernelNodeSetParams) before launching. A view of a
+/// kernel_launch.
 struct result_kernel {
   void* function = nullptr;
   void** arguments = nullptr;
 };
+
+/// A kernel with one call's arguments, held by value, launched the way cudaLaunchKernel takes
+/// it: the collective launches it, and graph replay patches the captured node with node()
+/// instead. `Params` are the kernel's parameter types, so each argument's address is that of
+/// a parameter. Not copyable: node() points into it.
+template <class... Params>
+class kernel_launch {
+ public:
+  template <class... Args>
+  explicit kernel_launch(void (*kernel)(Params...), Args&&... args)
+      : kernel_(kernel), arguments_(std::forward<Args>(args)...) {
+    std::size_t i = 0;
+    std::apply([&](Params&... a) { ((addresses_[i++] = static_cast<void*>(&a)), ...); }, arguments_);
+  }
+  kernel_launch(const kernel_launch&) = delete;
+  kernel_launch& operator=(const kernel_launch&) = delete;
+
+  /// What a graph replay writes into the captured node.
+  result_kernel node() noexcept { return {reinterpret_cast<void*>(kernel_), addresses_}; }
+  /// Launches it on `stream`; the caller checks the status.
+  cudaError_t operator()(dim3 grid, dim3 block, cudaStream_t stream) noexcept {
+    return cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), grid, block, addresses_, 0, stream);
+  }
+
+ private:
+  void (*kernel_)(Params...);
+  std::tuple<Params...> arguments_;
+  void* addresses_[sizeof...(Params) > 0 ? sizeof...(Params) : 1];
+};
+template <class... Params, class... Args>
+kernel_launch(void (*)(Params...), Args&&...) -> kernel_launch<Params...>;
 
 /// One collective as the executor receives it.
 struct collective_plan {
@@ -175,6 +210,8 @@ class executor {
   staging_pool& staging() const noexcept;
   event_pool& events() const noexcept;
   group_scratch& scratch() const noexcept;
+  /// The protocol that orders a collective's steps (runtime/detail/collective_sync.hpp).
+  collective_sync& sync() const noexcept;
   merge_route merge(merge_kind kind) const noexcept;
   /// Slots that read `root`'s partials arena after an earlier call returned must be done
   /// before the arena changes: the root's stream waits for them.

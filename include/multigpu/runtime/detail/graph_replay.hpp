@@ -61,10 +61,6 @@ class graph_replay {
   entry* find(const void* site, std::span<const piece> pieces, const call_fingerprint& fingerprint,
               bool needs_result, bool& eager_only);
   entry& make_room(const void* site, std::span<const piece> pieces, const call_fingerprint& fingerprint);
-  void join_before(std::size_t root, std::span<const piece> pieces);
-  void release_after(std::size_t root, std::span<const piece> pieces);
-  void settle_events(std::size_t root, std::span<const piece> pieces, bool with_fork);
-  void settle_events_on_error(std::size_t root, std::span<const piece> pieces) noexcept;
   void launch(entry& e, std::size_t root);
   void ensure_capture_streams();
   void renew_capture_streams() noexcept;

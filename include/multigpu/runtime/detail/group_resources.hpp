@@ -8,6 +8,7 @@
 #include <multigpu/core/stream.hpp>
 #include <multigpu/memory/device_pool.hpp>
 #include <multigpu/memory/staging_pool.hpp>
+#include <multigpu/runtime/detail/collective_sync.hpp>
 #include <multigpu/runtime/detail/scratch.hpp>
 #include <multigpu/runtime/device_group.hpp>
 
@@ -62,6 +63,9 @@ class group_resources {
   /// The algorithms' persistent scratch per slot and the lock of collective calls
   /// (runtime/detail/scratch.hpp).
   group_scratch& scratch() noexcept { return *scratch_; }
+  /// The events and bookkeeping that order the collectives' steps
+  /// (runtime/detail/collective_sync.hpp).
+  collective_sync& sync() noexcept { return *sync_; }
   staging_pool& staging() noexcept { return staging_; }
   /// The process-wide workers that stream pageable host memory through pinned buffers.
   host_stager& stager();
@@ -71,10 +75,6 @@ class group_resources {
     return kind == merge_kind::reduction ? reduction_merge_ : scan_merge_;
   }
   void order(std::size_t producer, std::size_t consumer);
-  /// Slots that read `root`'s arena after an earlier call returned (a scan's carries) must be
-  /// done before anything on the root's stream rewrites the arena, or frees it when it grows:
-  /// the root's stream waits for them, and they are forgotten.
-  void join_readers(std::size_t root);
   /// Every one of `slots`' streams waits for the work enqueued so far on the others' (one
   /// event recorded per slot; the host never waits).
   void join(std::span<const std::size_t> slots);
@@ -109,6 +109,7 @@ class group_resources {
   std::mutex stager_mutex_;
   std::shared_ptr<host_stager> stager_;
   std::unique_ptr<group_scratch> scratch_;  // released before the pools it draws on
+  std::unique_ptr<collective_sync> sync_;   // its events, before the streams
 };
 
 }  // namespace multigpu::detail

@@ -7,13 +7,11 @@
 // - temporary and auxiliary storage are used only by work on the slot's own stream, so the
 //   next call on that stream reuses them after the previous one by stream order alone;
 // - the partials arena of a root is written by the other slots' steps and read by the root's
-//   fold; every such step waits for the root's fork event, recorded after the previous
-//   call's fold, and the fold waits for every step (also on the error path), so uses of the
-//   arena never overlap.
+//   fold; the collective protocol (runtime/detail/collective_sync.hpp) orders its uses, so
+//   that they never overlap. This file holds memory only.
 // Scratch comes from a pool of its own per device (peer access granted like the data pools'),
 // so that the data pools' use counters show only data and in-flight temporaries.
 
-#include <multigpu/core/event.hpp>
 #include <multigpu/memory/device_pool.hpp>
 #include <multigpu/memory/pinned_buffer.hpp>
 
@@ -61,16 +59,6 @@ class slot_scratch {
   /// earlier call may still write them.
   void* mapped_partials(std::size_t bytes);
 
-  /// Recorded on the root when a collective starts; the other slots' steps wait for it.
-  const event& fork() const noexcept { return fork_; }
-  /// Recorded on a slot when its local step of a collective is enqueued.
-  const event& done() const noexcept { return done_; }
-
-  /// Slots that read this root's arena after the last collective it rooted returned.
-  std::vector<std::size_t>& readers() noexcept { return readers_; }
-  /// Per piece of the current collective rooted here: whether its step started.
-  std::vector<char>& entered() noexcept { return entered_; }
-
   /// Device bytes held by this slot's scratch.
   std::size_t device_bytes() const noexcept { return temporary_.capacity + auxiliary_.capacity + partials_.capacity; }
   std::size_t host_bytes() const noexcept;
@@ -96,9 +84,6 @@ class slot_scratch {
   int multiprocessors_ = 0;
   region temporary_, auxiliary_, partials_;
   std::vector<pinned_buffer> mapped_;  // the last one is current
-  event fork_, done_;
-  std::vector<std::size_t> readers_;
-  std::vector<char> entered_;
 };
 
 class group_scratch;

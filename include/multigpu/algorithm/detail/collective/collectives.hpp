@@ -1,13 +1,11 @@
 #pragma once
-// The collective steps of the executor, in one process: "reduce partials in order" and
-// "exclusive scan of partials". An algorithm states its local step per piece and calls one of
-// these; the ordering between streams is theirs alone:
-// - the local steps of one call never wait for each other: each non-root step waits only for
-//   the root's fork event, recorded when the call starts (it orders the reuse of the root's
-//   partials arena after the previous call's fold);
-// - the root's fold (or carry scan) waits for every local step it consumes;
-// - on the error path the root still waits for every step that started, so the arena is
-//   never reused under a kernel still writing it.
+// The collectives of the executor, in one process: "reduce partials in order", "exclusive scan
+// of partials" and "count per piece". An algorithm states its local step per piece and calls
+// one of these. The first two order their streams by the collective protocol
+// (runtime/detail/collective_sync.hpp): the local steps of one call never wait for each other,
+// the root's fold (or carry scan) waits for every step it consumes, also on the error path.
+// Count per piece needs no protocol: each step writes its own entry of one pinned block, whose
+// lease orders it.
 // Partials meet in the root slot's persistent scratch: device memory (merge_route::device,
 // read and written directly or over peer links) or pinned mapped host memory
 // (merge_route::host_mapped). Nothing is allocated per call once the scratch has grown.
@@ -18,10 +16,15 @@
 
 #include <multigpu/algorithm/detail/collective/partial_kernels.hpp>
 #include <multigpu/algorithm/detail/local/local_reduce.hpp>
+#include <multigpu/algorithm/detail/pieces.hpp>
 #include <multigpu/algorithm/future.hpp>
+#include <multigpu/runtime/detail/collective_sync.hpp>
 #include <multigpu/runtime/detail/executor.hpp>
 
 #include <mutex>
+#include <optional>
+#include <tuple>
+#include <utility>
 
 namespace multigpu::detail {
 
@@ -34,101 +37,6 @@ inline void* collective_arena(executor& exec, std::size_t root, std::size_t byte
   exec.join_readers(root);
   return scratch.partials(bytes);
 }
-
-/// One collective call over the pieces of a range, enqueued on `streams`: forks the slots from
-/// the root, and joins them back on the root, also when unwinding. The caller holds the
-/// scratch lock.
-class collective_call {
- public:
-  template <class T>
-  collective_call(const range_ref<T>& range, const slot_streams& streams)
-      : exec_(executor_of(range.group())),
-        streams_(streams),
-        pieces_(range.pieces),
-        root_slot_(pieces_[0].slot),
-        root_(exec_.scratch().slot(root_slot_)),
-        entered_(root_.entered()) {
-    entered_.assign(pieces_.size(), 0);
-    guard_.emplace(exec_.device(root_slot_));
-    // The steps of this call rewrite the arena: the fork follows its earlier readers.
-    exec_.join_readers(root_slot_);
-    root_.fork().record(root_stream());
-  }
-  collective_call(const collective_call&) = delete;
-  collective_call& operator=(const collective_call&) = delete;
-
-  ~collective_call() {
-    // Unwinding: every step that started may have enqueued writes to the arena.
-    if (joined_) return;
-    try {
-      for (std::size_t i = 0; i < pieces_.size(); ++i) {
-        if (!entered_[i]) continue;
-        const std::size_t s = pieces_[i].slot;
-        if (streams_[s] == root_stream()) continue;
-        device_guard guard(exec_.device(s));
-        exec_.scratch().slot(s).done().record(streams_[s]);
-        exec_.scratch().slot(s).done().order_before(root_stream());
-      }
-    } catch (...) {
-      // The original error is what the caller sees; a failure here means the device is lost.
-    }
-  }
-
-  cudaStream_t root_stream() const { return streams_[root_slot_]; }
-  int root_device() const { return exec_.device(root_slot_); }
-
-  /// Before piece i's step touches the arena: its stream follows the fork.
-  void enter(const piece_context& ctx) {
-    entered_[ctx.index] = 1;
-    if (ctx.stream != root_stream()) root_.fork().order_before(ctx.stream);
-  }
-  /// After piece i's step is enqueued: its work is marked done for the root to join.
-  void leave(const piece_context& ctx) {
-    if (ctx.stream != root_stream()) exec_.scratch().slot(ctx.slot).done().record(ctx.stream);
-  }
-  /// The root waits for every step that entered.
-  void join() {
-    for (std::size_t i = 0; i < pieces_.size(); ++i) {
-      if (!entered_[i]) continue;
-      const std::size_t s = pieces_[i].slot;
-      if (streams_[s] != root_stream()) exec_.scratch().slot(s).done().order_before(root_stream());
-    }
-    joined_ = true;
-  }
-  /// A second round reads what the root wrote after join(): the root records its fork
-  /// event again and the next steps wait for it.
-  void start_next_round() {
-    guard_->set(root_device());
-    root_.fork().record(root_stream());
-    joined_ = false;
-    std::fill(entered_.begin(), entered_.end(), 0);
-  }
-  /// The steps of the last round read the arena after the call returns (scans read their
-  /// carries): remember them, so that the next call on this root waits for them first. In a
-  /// graph capture, where every stream must end joined to the root, the root joins them.
-  void end_with_readers() {
-    if (streams_.capturing()) {
-      join();
-      return;
-    }
-    for (std::size_t i = 0; i < pieces_.size(); ++i)
-      if (entered_[i]) readers().push_back(pieces_[i].slot);
-    joined_ = true;
-  }
-  /// The arena on the root, for `bytes`, by the group's merge route for `kind`.
-  void* arena(std::size_t bytes, merge_kind kind) { return collective_arena(exec_, root_slot_, bytes, kind); }
-
- private:
-  std::vector<std::size_t>& readers() { return root_.readers(); }
-  executor& exec_;
-  slot_streams streams_;
-  std::span<const piece> pieces_;
-  std::size_t root_slot_;
-  slot_scratch& root_;
-  std::optional<device_guard> guard_;
-  std::vector<char>& entered_;
-  bool joined_ = false;
-};
 
 /// Aligned offset of the carries after `count` partials of P.
 template <class P, class T>
@@ -145,16 +53,83 @@ void fingerprint_pieces(call_fingerprint& fingerprint, const range_ref<U>& range
   for (std::size_t i = 0; i < range.pieces.size(); ++i) fingerprint.add_all(range.pieces[i], range.data(i));
 }
 
+/// The values a replayable() step depends on (an init, a transform), copied.
+template <class... V>
+struct step_values {
+  std::tuple<V...> values;
+};
+/// A value a step may go without (an optional init): in a fingerprint, whether it is there,
+/// then its bytes.
+template <class T>
+struct maybe_value {
+  const T* value;
+};
+template <class V>
+void add_to_fingerprint(call_fingerprint& fingerprint, const V& v) {
+  fingerprint.add(v);
+}
+template <class T>
+void add_to_fingerprint(call_fingerprint& fingerprint, const maybe_value<T>& v) {
+  fingerprint.add(v.value != nullptr);
+  if (v.value != nullptr) fingerprint.add(*v.value);
+}
+template <class... V>
+step_values<V...> depends_on(const V&... v) {
+  return {std::tuple<V...>(v...)};
+}
+
+/// A local step that a graph may capture once and replay: called as
+/// step(ctx, args..., operands.data(ctx.index)...), each operand (a range_ref, an
+/// aligned_input or aligned_output, anything with data(i)) giving its value for the piece.
+/// What the work it enqueues depends on, beyond the pieces and the operator, is stated with
+/// it: the values of depends_on() and each operand's value per piece. They are the call's
+/// fingerprint, added value by value, and the step reads nothing else that changes between
+/// calls. (The step's own closure bytes would not do: its padding and its empty members' bytes
+/// are indeterminate. A user's operator in depends_on() is added as the bytes of its state.)
+/// A value that is not trivially copyable makes the fingerprint invalid, and the call then
+/// runs eagerly. Made by replayable().
+template <class Step, class Values, class... Operands>
+struct replayable_step {
+  Step step;
+  Values values;
+  std::tuple<const Operands&...> operands;
+
+  template <class... A>
+  void operator()(const piece_context& ctx, A&&... args) const {
+    std::apply([&](const Operands&... o) { step(ctx, std::forward<A>(args)..., o.data(ctx.index)...); }, operands);
+  }
+  /// Adds the values and every operand's value for each piece of `reference`, the call's
+  /// range, whose own pointers every fingerprint holds already (fingerprint_pieces).
+  template <class U>
+  void fingerprint(call_fingerprint& fingerprint, const range_ref<U>& reference) const {
+    std::apply([&](const auto&... v) { (add_to_fingerprint(fingerprint, v), ...); }, values.values);
+    const auto add = [&](const auto& operand, std::size_t i) {
+      if (static_cast<const void*>(&operand) != static_cast<const void*>(&reference)) fingerprint.add(operand.data(i));
+    };
+    for (std::size_t i = 0; i < reference.pieces.size(); ++i)
+      std::apply([&](const Operands&... o) { (add(o, i), ...); }, operands);
+  }
+};
+template <class Step, class... V, class... Operands>
+replayable_step<Step, step_values<V...>, Operands...> replayable(Step step, step_values<V...> values,
+                                                                 const Operands&... operands) {
+  return {step, values, std::tie(operands...)};
+}
+
+template <class S>
+inline constexpr bool is_replayable_step = false;
+template <class Step, class Values, class... Operands>
+inline constexpr bool is_replayable_step<replayable_step<Step, Values, Operands...>> = true;
+
 /// Reduces every piece into a partial with `reduce_piece(ctx, P* out, bool first)` (the first
 /// piece folds in the caller's init), folds the partials in order on the first piece's
 /// device, and returns a future for the unwrapped result. `fallback` is the value of an
 /// empty range. With `front`, the fold starts from *front (for steps that cannot fold an
-/// init in themselves). With a `fingerprint` (every value the steps depend on beyond the
-/// pieces and `op`: init, transforms, other operands' pointers), the call may be captured
-/// into a graph and replayed under dispatch_policy::graph.
+/// init in themselves). A replayable() step may be captured into a graph and replayed under
+/// dispatch_policy::graph.
 template <class T, class P, class POp, class U, class ReducePiece>
 future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePiece&& reduce_piece,
-                        const P* front = nullptr, call_fingerprint* fingerprint = nullptr) {
+                        const P* front = nullptr) {
   if (range.pieces.empty()) return future<T>(fallback);
   const device_group& group = range.group();
   executor& exec = executor_of(group);
@@ -164,25 +139,24 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
   T* result_slot = result.template as<T>();
   {
     scratch_lock lock(exec.scratch());
-    const bool replayable = fingerprint != nullptr && exec.replays();
+    const bool replays = is_replayable_step<std::remove_cvref_t<ReducePiece>> && exec.replays();
     {
       device_guard guard(exec.device(root));
       result.order_before(exec.stream(root));
     }
     bool direct = false;
-    if constexpr (std::is_same_v<P, T>) direct = k == 1 && front == nullptr && !replayable;
-    // fold_partials' arguments, in one place: the launch below and a replay, which rewrites
-    // the result address, both read them. The arena is taken (grown if need be) before any
-    // capture.
-    const P* fold_in =
-        direct ? nullptr : static_cast<const P*>(collective_arena(exec, root, k * sizeof(P), merge_kind::reduction));
-    std::size_t fold_count = k;
-    P fold_init = front ? *front : P{};
-    bool fold_has_init = front != nullptr;
-    void* fold_arguments[] = {&fold_in, &fold_count, &op, &result_slot, &fold_init, &fold_has_init};
-    const result_kernel fold{reinterpret_cast<void*>(&fold_partials<P, POp, T>), fold_arguments};
+    if constexpr (std::is_same_v<P, T>) direct = k == 1 && front == nullptr && !replays;
+    // The fold with this call's arguments: launched below, or patched into a replayed graph
+    // (the result address changes per call). The arena is taken (grown if need be) before
+    // any capture.
+    P* partials =
+        direct ? nullptr : static_cast<P*>(collective_arena(exec, root, k * sizeof(P), merge_kind::reduction));
+    const P fold_init = front ? *front : P{};
+    kernel_launch fold(&fold_partials<P, POp, T>, static_cast<const P*>(partials), k, op, result_slot, fold_init,
+                       front != nullptr);
+    const result_kernel fold_node = fold.node();
     auto enqueue = [&](const slot_streams& streams) {
-      collective_call call(range, streams);
+      collective_call call(exec.sync(), range.pieces, streams);
       if (direct) {
         // One piece: CUB writes the finished value straight into mapped host memory.
         for_each_piece(range, streams, [&](const piece_context& ctx) {
@@ -193,7 +167,6 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
         call.join();
         return;
       }
-      P* partials = const_cast<P*>(fold_in);
       for_each_piece(range, streams, [&](const piece_context& ctx) {
         call.enter(ctx);
         reduce_piece(ctx, partials + ctx.index, ctx.index == 0);
@@ -202,17 +175,21 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
       const nvtx_range collective("collective: reduce partials in order", k);
       call.join();
       device_guard guard(exec.device(root));
-      check_cub(cudaLaunchKernel(fold.function, dim3(1), dim3(1), fold.arguments, 0, streams[root]),
-                "fold_partials", std::source_location::current());
+      check_cub(fold(dim3(1), dim3(1), streams[root]), "fold_partials", std::source_location::current());
       observe_work(streams[root], "fold_partials");
     };
-    if (replayable) {
-      fingerprint_pieces(*fingerprint, range, op);
-      fingerprint->add_all(fold_init, fold_has_init);
+    std::optional<call_fingerprint> fingerprint;
+    if constexpr (is_replayable_step<std::remove_cvref_t<ReducePiece>>) {
+      if (replays) {
+        fingerprint.emplace();
+        fingerprint_pieces(*fingerprint, range, op);
+        reduce_piece.fingerprint(*fingerprint, range);
+        fingerprint->add_all(fold_init, front != nullptr);
+      }
     }
     exec.collective({&call_key<std::remove_cvref_t<ReducePiece>>, range.pieces,
-                             replayable ? fingerprint : nullptr, &fold},
-                            enqueue);
+                     fingerprint ? &*fingerprint : nullptr, &fold_node},
+                    enqueue);
   }
   device_guard guard(exec.device(root));
   result.fence(exec.device(root), exec.stream(root));
@@ -225,8 +202,10 @@ template <class T, class P, class POp, class U, class ReducePiece, class ScanPie
 void scan_collective(const range_ref<U>& range, const slot_streams& streams, POp op, ReducePiece& reduce_piece,
                      ScanPiece& scan_piece) {
   const std::size_t k = range.pieces.size();
-  collective_call call(range, streams);
-  std::byte* arena = static_cast<std::byte*>(call.arena(carries_offset<P, T>(k) + k * sizeof(T), merge_kind::scan));
+  executor& exec = executor_of(range.group());
+  collective_call call(exec.sync(), range.pieces, streams);
+  std::byte* arena = static_cast<std::byte*>(
+      collective_arena(exec, call.root(), carries_offset<P, T>(k) + k * sizeof(T), merge_kind::scan));
   P* partials = reinterpret_cast<P*>(arena);
   T* carries = reinterpret_cast<T*>(arena + carries_offset<P, T>(k));
   // Round 1: local reductions of pieces 0..k-2; piece 0 scans at once, needing no carry.
@@ -263,16 +242,15 @@ void scan_collective(const range_ref<U>& range, const slot_streams& streams, POp
 /// partials into every piece's carry; then `scan_piece(ctx, const T* carry)` runs each
 /// piece's scan reading its carry at run time (nullptr for piece 0, which needs none and
 /// waits for nobody). The last piece's total is needed by nobody and is never computed.
+/// When both steps are replayable(), the call may be captured into a graph and replayed.
 template <class T, class P, class POp, class U, class ReducePiece, class ScanPiece>
-void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, ScanPiece&& scan_piece,
-                 call_fingerprint* fingerprint = nullptr) {
+void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, ScanPiece&& scan_piece) {
   const std::size_t k = range.pieces.size();
   if (k == 0) return;
   executor& exec = executor_of(range.group());
   // Also with one piece: the slot's scratch (CUB's temporary storage and its size cache) is
   // shared with every other call on the group.
   scratch_lock lock(exec.scratch());
-  const bool replayable = fingerprint != nullptr && exec.replays();
   auto enqueue = [&](const slot_streams& streams) {
     if (k == 1)
       for_each_piece(range, streams,
@@ -280,10 +258,49 @@ void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, 
     else
       scan_collective<T, P>(range, streams, op, reduce_piece, scan_piece);
   };
-  if (replayable) fingerprint_pieces(*fingerprint, range, op);
-  exec.collective({&call_key<std::remove_cvref_t<ScanPiece>>, range.pieces,
-                           replayable ? fingerprint : nullptr, nullptr},
-                          enqueue);
+  std::optional<call_fingerprint> fingerprint;
+  if constexpr (is_replayable_step<std::remove_cvref_t<ReducePiece>> &&
+                is_replayable_step<std::remove_cvref_t<ScanPiece>>) {
+    if (exec.replays()) {
+      fingerprint.emplace();
+      fingerprint_pieces(*fingerprint, range, op);
+      reduce_piece.fingerprint(*fingerprint, range);
+      scan_piece.fingerprint(*fingerprint, range);
+    }
+  }
+  exec.collective({&call_key<std::remove_cvref_t<ScanPiece>>, range.pieces, fingerprint ? &*fingerprint : nullptr,
+                   nullptr},
+                  enqueue);
+}
+
+/// Count per piece, read in one wait: the collective of a call whose every piece yields one
+/// number the host needs (a selection's survivors, a reduce-by-key's runs). `step(ctx, where)`
+/// enqueues piece ctx.index's work, which writes its number to `where`, an entry of a pinned
+/// staging block. Every slot's stream
+/// first follows the block's earlier users; the steps run under the scratch lock (CUB's
+/// temporary storage is the slots' scratch, shared with the collectives) and do not wait for
+/// each other. Waits for the devices and returns the numbers, one per piece; an entry that a
+/// step did not write is unspecified. Count is the type the device writes.
+template <class Count, class T, class Step>
+std::vector<std::size_t> count_per_piece(const range_ref<T>& range, Step&& step) {
+  const std::size_t k = range.pieces.size();
+  if (k == 0) return {};
+  executor& exec = executor_of(range.group());
+  staging_pool::lease found = exec.staging().acquire(k * sizeof(Count));
+  Count* counts = found.as<Count>();
+  {
+    for (const piece& p : range.pieces) {
+      device_guard guard(exec.device(p.slot));
+      found.order_before(exec.stream(p.slot));
+    }
+    scratch_lock lock(exec.scratch());
+    for_each_piece(range, [&](const piece_context& ctx) {
+      step(ctx, counts + ctx.index);
+      found.fence(ctx.device, ctx.stream);
+    });
+  }
+  found.order_before_host();
+  return std::vector<std::size_t>(counts, counts + k);
 }
 
 }  // namespace multigpu::detail
