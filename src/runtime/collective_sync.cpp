@@ -24,14 +24,11 @@ void collective_sync::join_readers(std::size_t root) {
 
 void collective_sync::gather(std::size_t root, std::span<const piece> pieces) {
   join_readers(root);
+  rerecord(root, pieces, false);
   const cudaStream_t root_stream = streams_[root];
-  for (const piece& p : pieces) {
-    const cudaStream_t s = streams_[p.slot];
-    if (s == root_stream) continue;
-    device_guard guard(devices_[p.slot]);
-    at(p.slot).done.record(s);
-    at(p.slot).done.order_before(root_stream);
-  }
+  device_guard guard(devices_[root]);
+  for (const piece& p : pieces)
+    if (streams_[p.slot] != root_stream) at(p.slot).done.order_before(root_stream);
 }
 
 void collective_sync::scatter(std::size_t root, std::span<const piece> pieces) {

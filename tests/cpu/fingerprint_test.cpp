@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,25 @@ TEST(CallFingerprint, TooManyValuesMakeItNeverEqual) {
   }
   EXPECT_FALSE(a.valid());
   EXPECT_FALSE(a == b);
+}
+
+TEST(CallFingerprint, AnOptionalValueAddsWhetherItIsThereThenItsValueOnly) {
+  // Two empty optionals whose storage once held different values are equal: the storage of an
+  // empty optional is not part of it.
+  std::optional<double> was_one(1.0), was_two(2.0);
+  was_one.reset();
+  was_two.reset();
+  call_fingerprint a, b, c, d, e;
+  a.add_all(7, was_one);
+  b.add_all(7, was_two);
+  EXPECT_EQ(a, b);
+  c.add_all(7, std::optional<double>(1.0));
+  d.add_all(7, std::optional<double>(2.0));
+  EXPECT_FALSE(a == c);
+  EXPECT_FALSE(c == d);
+  // An init of 0 is not the same as no init.
+  e.add_all(7, std::optional<double>(0.0));
+  EXPECT_FALSE(a == e);
 }
 
 TEST(KernelLaunch, ItsNodeHoldsThisCallsArgumentsAsTheKernelsParameterTypes) {

@@ -19,7 +19,7 @@ void fill(segmented_iterator<T, false> first, segmented_iterator<T, false> last,
   const nvtx_range range_mark("fill", static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = detail::unpack_range("fill", first, last);
   if (count == 0) return;
-  detail::range_ref<T> range(*v, begin, count);
+  detail::mutable_range_ref<T> range(*v, begin, count);
   detail::for_each_piece(range, [&](const detail::piece_context& ctx) {
     detail::fill_functor<T> f{range.data(ctx.index), value};
     detail::check_cub(detail::with_count(ctx.count, [&](auto n) { return cub::DeviceFor::Bulk(n, f, ctx.stream); }),

@@ -17,7 +17,7 @@ void for_each(segmented_iterator<T, false> first, segmented_iterator<T, false> l
   const nvtx_range range_mark("for_each", static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = detail::unpack_range("for_each", first, last);
   if (count == 0) return;
-  detail::range_ref<T> range(*v, begin, count);
+  detail::mutable_range_ref<T> range(*v, begin, count);
   detail::for_each_piece(range, [&](const detail::piece_context& ctx) {
     T* data = range.data(ctx.index);
     detail::check_cub(

@@ -41,7 +41,7 @@ future<U> transform_reduce_async(I1 first1, I1 last1, I2 first2, U init, R reduc
   return detail::reduce_pieces<U, P>(
       range, lifted_op, init,
       detail::replayable(
-          [=](const detail::piece_context& ctx, P* out, bool first_piece, A* a, B* b) {
+          [=](const detail::piece_context& ctx, P* out, bool first_piece, const A* a, const B* b) {
             detail::zip_apply<A, B, C> zip{a, b, combine_op};
             detail::reduce_one_piece<traits>(ctx, thrust::counting_iterator<std::size_t>(0), zip, lifted_op,
                                              first_piece ? traits::wrap(init) : traits::empty(), out);

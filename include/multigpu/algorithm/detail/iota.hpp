@@ -21,7 +21,7 @@ void iota_from(segmented_iterator<T, false> first, segmented_iterator<T, false> 
   const nvtx_range range_mark("iota", static_cast<std::uint64_t>(last - first));
   auto [v, begin, count] = unpack_range("iota", first, last);
   if (count == 0) return;
-  range_ref<T> range(*v, begin, count);
+  mutable_range_ref<T> range(*v, begin, count);
   std::vector<std::size_t> offsets(range.pieces.size(), base);  // of each piece, plus base
   for (std::size_t i = 1; i < offsets.size(); ++i) offsets[i] = offsets[i - 1] + range.pieces[i - 1].count;
   for_each_piece(range, [&](const piece_context& ctx) {

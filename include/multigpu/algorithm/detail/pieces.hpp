@@ -21,7 +21,8 @@
 
 namespace multigpu::detail {
 
-/// A range [first, first + count) of a vector, split into its pieces.
+/// A range [first, first + count) of a vector, split into its pieces: what a call reads.
+/// Its data(i) is const; a call that writes the range names it with mutable_range_ref.
 template <class T>
 struct range_ref {
   const distributed_vector<T>* vector;
@@ -35,9 +36,7 @@ struct range_ref {
   }
   const device_group& group() const { return vector->group(); }
   /// Device pointer to the start of piece i.
-  T* data(std::size_t i) const {
-    return const_cast<T*>(vector->segment(pieces[i].slot).data()) + pieces[i].local_offset;
-  }
+  const T* data(std::size_t i) const { return vector->segment(pieces[i].slot).data() + pieces[i].local_offset; }
   /// Element i of the range, read after the work already enqueued on its slot's stream.
   T read(std::size_t i) const { return vector->read(first + i); }
   /// Elements positions[j] of the range, as distributed_vector::read of indices: one wait for them all.
@@ -46,6 +45,18 @@ struct range_ref {
     for (std::size_t& i : indices) i += first;
     return vector->read(std::span<const std::size_t>(indices));
   }
+};
+
+/// A range_ref that the call writes: made from a vector it may change, so its data(i) is
+/// writable. It is a range_ref, and goes wherever one goes.
+template <class T>
+struct mutable_range_ref : range_ref<T> {
+  mutable_range_ref(distributed_vector<T>& v, std::size_t first_, std::size_t count_)
+      : range_ref<T>(v, first_, count_), target(&v) {}
+  /// Writable device pointer to the start of piece i.
+  T* data(std::size_t i) const { return target->segment(this->pieces[i].slot).data() + this->pieces[i].local_offset; }
+
+  distributed_vector<T>* target;
 };
 
 /// A layout of `reference`'s group whose block [0, count) splits into exactly the pieces of
@@ -99,7 +110,7 @@ class aligned_input {
     detail::vector_access::copy_range_from(*temp_, v, first, reference.count, 0);
     range_ = range_ref<U>(*temp_, 0, reference.count);
   }
-  U* data(std::size_t i) const { return range_.data(i); }
+  const U* data(std::size_t i) const { return range_.data(i); }
 
  private:
   range_ref<U> range_;
@@ -122,7 +133,7 @@ class aligned_output {
     if (!stage && lined_up) return;
     if (!lined_up) diagnostics::note(diagnostics::path::redistributed_output);
     temp_.emplace(reference.group(), layout_like(reference));
-    range_ = range_ref<U>(*temp_, 0, reference.count);
+    range_ = mutable_range_ref<U>(*temp_, 0, reference.count);
   }
   U* data(std::size_t i) const { return range_.data(i); }
   /// Element i of the results (staged or in place), read after the work already enqueued.
@@ -138,7 +149,7 @@ class aligned_output {
  private:
   distributed_vector<U>* target_;
   std::size_t first_;
-  range_ref<U> range_;
+  mutable_range_ref<U> range_;
   std::optional<distributed_vector<U>> temp_;
 };
 

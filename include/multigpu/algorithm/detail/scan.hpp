@@ -111,7 +111,7 @@ void scan_range(const char* algorithm, In first, In last, Out out, Op op, const 
   };
   // One fingerprint holds both steps' statements: the init is stated once, with the scan step.
   scan_pieces<T, P>(range, lifted_op, replayable(reduce_piece, depends_on(), range),
-                    replayable(scan_piece, depends_on(op, maybe_value<T>{init}), range, result));
+                    replayable(scan_piece, depends_on(op, init ? std::optional<T>(*init) : std::nullopt), range, result));
   result.commit();
 }
 

@@ -74,7 +74,7 @@ distributed_vector<T> select_pieces_with(const range_ref<T>& range, Select selec
 /// the input. nullptr otherwise (the selection goes through a temporary).
 template <class T, class U>
 U* direct_output(const range_ref<T>& range, segmented_iterator<U, false> out) {
-  const distributed_vector<U>& target = *out.container();
+  distributed_vector<U>& target = *out.container();
   if constexpr (!std::is_same_v<T, U>) {
     return nullptr;
   } else {
@@ -83,7 +83,7 @@ U* direct_output(const range_ref<T>& range, segmented_iterator<U, false> out) {
       return nullptr;
     if (&target == range.vector && out.index() < range.first + range.count && range.first < out.index() + range.count)
       return nullptr;
-    const range_ref<U> to(target, out.index(), range.count);
+    const mutable_range_ref<U> to(target, out.index(), range.count);
     if (to.pieces.size() != 1 || to.pieces[0].slot != range.pieces[0].slot) return nullptr;
     return to.data(0);
   }

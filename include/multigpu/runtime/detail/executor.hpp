@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <tuple>
 #include <type_traits>
@@ -78,6 +79,11 @@ struct piece_context {
 };
 static_assert(std::is_trivially_copyable_v<piece_context>);
 
+template <class X>
+inline constexpr bool is_optional = false;
+template <class X>
+inline constexpr bool is_optional<std::optional<X>> = true;
+
 /// What a collective that may be replayed depends on, as bytes: the call site, the pieces,
 /// the device pointers and the values (init, operators) that end up in its kernels'
 /// parameters. Two calls with equal fingerprints enqueue the same work. A value that cannot be
@@ -87,7 +93,12 @@ class call_fingerprint {
  public:
   template <class X>
   void add(const X& x) noexcept {
-    if constexpr (std::is_empty_v<X>) {
+    if constexpr (is_optional<X>) {
+      // A value a call may go without (an optional init): whether it is there, then its bytes
+      // (an empty optional's storage is indeterminate).
+      add(x.has_value());
+      if (x.has_value()) add(*x);
+    } else if constexpr (std::is_empty_v<X>) {
       return;  // an empty operator's one byte says nothing
     } else if constexpr (!std::is_trivially_copyable_v<X> || sizeof(X) > capacity) {
       valid_ = false;  // (a value larger than the whole fingerprint is known not to fit here)

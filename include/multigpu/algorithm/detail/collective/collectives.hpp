@@ -45,34 +45,11 @@ constexpr std::size_t carries_offset(std::size_t count) {
   return (count * sizeof(P) + a - 1) / a * a;
 }
 
-/// What every collective's fingerprint holds: its pieces and where the reference range's
-/// pieces are, and the partial operator.
-template <class U, class POp>
-void fingerprint_pieces(call_fingerprint& fingerprint, const range_ref<U>& range, const POp& op) {
-  fingerprint.add(op);
-  for (std::size_t i = 0; i < range.pieces.size(); ++i) fingerprint.add_all(range.pieces[i], range.data(i));
-}
-
 /// The values a replayable() step depends on (an init, a transform), copied.
 template <class... V>
 struct step_values {
   std::tuple<V...> values;
 };
-/// A value a step may go without (an optional init): in a fingerprint, whether it is there,
-/// then its bytes.
-template <class T>
-struct maybe_value {
-  const T* value;
-};
-template <class V>
-void add_to_fingerprint(call_fingerprint& fingerprint, const V& v) {
-  fingerprint.add(v);
-}
-template <class T>
-void add_to_fingerprint(call_fingerprint& fingerprint, const maybe_value<T>& v) {
-  fingerprint.add(v.value != nullptr);
-  if (v.value != nullptr) fingerprint.add(*v.value);
-}
 template <class... V>
 step_values<V...> depends_on(const V&... v) {
   return {std::tuple<V...>(v...)};
@@ -99,10 +76,10 @@ struct replayable_step {
     std::apply([&](const Operands&... o) { step(ctx, std::forward<A>(args)..., o.data(ctx.index)...); }, operands);
   }
   /// Adds the values and every operand's value for each piece of `reference`, the call's
-  /// range, whose own pointers every fingerprint holds already (fingerprint_pieces).
+  /// range, whose own pointers every fingerprint holds already (replay_fingerprint).
   template <class U>
   void fingerprint(call_fingerprint& fingerprint, const range_ref<U>& reference) const {
-    std::apply([&](const auto&... v) { (add_to_fingerprint(fingerprint, v), ...); }, values.values);
+    std::apply([&](const auto&... v) { fingerprint.add_all(v...); }, values.values);
     const auto add = [&](const auto& operand, std::size_t i) {
       if (static_cast<const void*>(&operand) != static_cast<const void*>(&reference)) fingerprint.add(operand.data(i));
     };
@@ -120,6 +97,24 @@ template <class S>
 inline constexpr bool is_replayable_step = false;
 template <class Step, class Values, class... Operands>
 inline constexpr bool is_replayable_step<replayable_step<Step, Values, Operands...>> = true;
+
+/// The fingerprint of a call on `range` whose every step is replayable(), when the executor
+/// replays: the partial operator, the pieces and where the range's pieces are, then each
+/// step's statements. Empty otherwise, and the call runs eagerly.
+template <class U, class POp, class... Steps>
+std::optional<call_fingerprint> replay_fingerprint(const executor& exec, const range_ref<U>& range, const POp& op,
+                                                   const Steps&... steps) {
+  std::optional<call_fingerprint> fingerprint;
+  if constexpr ((is_replayable_step<Steps> && ...)) {
+    if (exec.replays()) {
+      fingerprint.emplace();
+      fingerprint->add(op);
+      for (std::size_t i = 0; i < range.pieces.size(); ++i) fingerprint->add_all(range.pieces[i], range.data(i));
+      (steps.fingerprint(*fingerprint, range), ...);
+    }
+  }
+  return fingerprint;
+}
 
 /// Reduces every piece into a partial with `reduce_piece(ctx, P* out, bool first)` (the first
 /// piece folds in the caller's init), folds the partials in order on the first piece's
@@ -178,15 +173,8 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
       check_cub(fold(dim3(1), dim3(1), streams[root]), "fold_partials", std::source_location::current());
       observe_work(streams[root], "fold_partials");
     };
-    std::optional<call_fingerprint> fingerprint;
-    if constexpr (is_replayable_step<std::remove_cvref_t<ReducePiece>>) {
-      if (replays) {
-        fingerprint.emplace();
-        fingerprint_pieces(*fingerprint, range, op);
-        reduce_piece.fingerprint(*fingerprint, range);
-        fingerprint->add_all(fold_init, front != nullptr);
-      }
-    }
+    std::optional<call_fingerprint> fingerprint = replay_fingerprint(exec, range, op, reduce_piece);
+    if (fingerprint) fingerprint->add_all(fold_init, front != nullptr);
     exec.collective({&call_key<std::remove_cvref_t<ReducePiece>>, range.pieces,
                      fingerprint ? &*fingerprint : nullptr, &fold_node},
                     enqueue);
@@ -258,16 +246,7 @@ void scan_pieces(const range_ref<U>& range, POp op, ReducePiece&& reduce_piece, 
     else
       scan_collective<T, P>(range, streams, op, reduce_piece, scan_piece);
   };
-  std::optional<call_fingerprint> fingerprint;
-  if constexpr (is_replayable_step<std::remove_cvref_t<ReducePiece>> &&
-                is_replayable_step<std::remove_cvref_t<ScanPiece>>) {
-    if (exec.replays()) {
-      fingerprint.emplace();
-      fingerprint_pieces(*fingerprint, range, op);
-      reduce_piece.fingerprint(*fingerprint, range);
-      scan_piece.fingerprint(*fingerprint, range);
-    }
-  }
+  const std::optional<call_fingerprint> fingerprint = replay_fingerprint(exec, range, op, reduce_piece, scan_piece);
   exec.collective({&call_key<std::remove_cvref_t<ScanPiece>>, range.pieces, fingerprint ? &*fingerprint : nullptr,
                    nullptr},
                   enqueue);
