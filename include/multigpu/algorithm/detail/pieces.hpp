@@ -48,7 +48,8 @@ struct range_ref {
 };
 
 /// A range_ref that the call writes: made from a vector it may change, so its data(i) is
-/// writable. It is a range_ref, and goes wherever one goes.
+/// writable. It is a range_ref, and goes wherever one goes; through a `const range_ref&` its
+/// data(i) is the read-only one (it hides, not overrides, so a write that way does not compile).
 template <class T>
 struct mutable_range_ref : range_ref<T> {
   mutable_range_ref(distributed_vector<T>& v, std::size_t first_, std::size_t count_)
