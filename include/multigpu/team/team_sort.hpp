@@ -88,7 +88,9 @@ __global__ void bound_pivots(const T* sorted, std::uint64_t n, const T* pivots, 
 }
 
 /// The same part left on its device (a one-slot vector): a round reads its candidates with one
-/// wait and bounds every pivot in one launch, so the part never crosses to the host.
+/// wait and bounds every pivot in one launch, so the part never crosses to the host. The
+/// pivots go in and their bounds come out through one pinned, mapped staging block that the
+/// kernel reads and writes in place: one wait a round, nothing allocated once the block exists.
 template <class T, class Comp>
 struct device_sorted_part {
   const distributed_vector<T>& sorted;
@@ -97,17 +99,26 @@ struct device_sorted_part {
   std::vector<pivot_rank> bounds(std::span<const T> pivots) const {
     if (pivots.empty()) return {};
     const device_group& g = sorted.group();
-    const distributed_vector<T> on_device(std::vector<T>(pivots.begin(), pivots.end()), g);
-    distributed_vector<pivot_rank> counts(g, distribution::from_sizes(std::vector<std::size_t>{pivots.size()}));
+    const std::size_t k = pivots.size();
+    constexpr std::size_t align = alignof(pivot_rank) > alignof(T) ? alignof(pivot_rank) : alignof(T);
+    const std::size_t counts_at = (k * sizeof(T) + align - 1) / align * align;
+    staging_pool::lease block = executor_of(g).staging().acquire(counts_at + k * sizeof(pivot_rank));
+    block.order_before_host();  // its last user is done before the host writes
+    std::memcpy(block.data(), pivots.data(), k * sizeof(T));
+    const T* on_host = block.as<const T>();
+    pivot_rank* counts = reinterpret_cast<pivot_rank*>(static_cast<std::byte*>(block.data()) + counts_at);
     {
       device_guard guard(g.device(0));
+      block.order_before(g.stream(0));
       constexpr int threads = 128;
-      const auto blocks = static_cast<unsigned>((pivots.size() + threads - 1) / threads);
-      bound_pivots<<<blocks, threads, 0, g.stream(0)>>>(one_slot_data(sorted), sorted.size(), one_slot_data(on_device),
-                                                        pivots.size(), comp, one_slot_data(counts));
+      const auto blocks = static_cast<unsigned>((k + threads - 1) / threads);
+      bound_pivots<<<blocks, threads, 0, g.stream(0)>>>(one_slot_data(sorted), sorted.size(), on_host, k, comp,
+                                                        counts);
       check_launch("bound_pivots");
+      block.fence(g.device(0), g.stream(0));
     }
-    return to_vector(counts);
+    block.order_before_host();
+    return std::vector<pivot_rank>(counts, counts + k);
   }
 };
 
