@@ -134,13 +134,14 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
   T* result_slot = result.template as<T>();
   {
     scratch_lock lock(exec.scratch());
-    const bool replays = is_replayable_step<std::remove_cvref_t<ReducePiece>> && exec.replays();
+    // A replayed call has a fingerprint; an eager one has none and may take the direct path.
+    std::optional<call_fingerprint> fingerprint = replay_fingerprint(exec, range, op, reduce_piece);
     {
       device_guard guard(exec.device(root));
       result.order_before(exec.stream(root));
     }
     bool direct = false;
-    if constexpr (std::is_same_v<P, T>) direct = k == 1 && front == nullptr && !replays;
+    if constexpr (std::is_same_v<P, T>) direct = k == 1 && front == nullptr && !fingerprint;
     // The fold with this call's arguments: launched below, or patched into a replayed graph
     // (the result address changes per call). The arena is taken (grown if need be) before
     // any capture.
@@ -173,7 +174,6 @@ future<T> reduce_pieces(const range_ref<U>& range, POp op, T fallback, ReducePie
       check_cub(fold(dim3(1), dim3(1), streams[root]), "fold_partials", std::source_location::current());
       observe_work(streams[root], "fold_partials");
     };
-    std::optional<call_fingerprint> fingerprint = replay_fingerprint(exec, range, op, reduce_piece);
     if (fingerprint) fingerprint->add_all(fold_init, front != nullptr);
     exec.collective({&call_key<std::remove_cvref_t<ReducePiece>>, range.pieces,
                      fingerprint ? &*fingerprint : nullptr, &fold_node},
