@@ -35,6 +35,15 @@ std::vector<mg::device_group> graph_groups() {
   return groups;
 }
 
+/// 1, 2, ..., n on the host, and their sum: the input of the replay tests.
+struct counting {
+  std::vector<long long> host;
+  long long sum;
+  explicit counting(std::size_t n) : host(n), sum(static_cast<long long>(n) * (static_cast<long long>(n) + 1) / 2) {
+    std::iota(host.begin(), host.end(), 1);
+  }
+};
+
 struct scaled {
   long long factor;
   __host__ __device__ long long operator()(long long x) const { return factor * x; }
@@ -48,10 +57,9 @@ TEST(GraphReplay, IdenticalCallsReplayAndChangedValuesReachTheDevice) {
   for (const auto& g : graph_groups()) {
     SCOPED_TRACE(g.describe());
     const std::size_t n = 100003;
-    std::vector<long long> host(n);
-    std::iota(host.begin(), host.end(), 1);
-    mg::distributed_vector<long long> x(host, g);
-    const long long sum = static_cast<long long>(n) * (n + 1) / 2;
+    const counting in(n);
+    mg::distributed_vector<long long> x(in.host, g);
+    const long long sum = in.sum;
     for (int i = 0; i < 4; ++i) EXPECT_EQ(mg::reduce(x), sum);
     const auto after_same = stats(g);
     EXPECT_GE(after_same.replays, 2u) << "four identical reductions should replay their graph";
@@ -91,13 +99,12 @@ TEST(GraphReplay, EveryReplayableKindReplaysWhenRepeated) {
   for (const auto& g : graph_groups()) {
     SCOPED_TRACE(g.describe());
     const std::size_t n = 50021;
-    std::vector<long long> host(n);
-    std::iota(host.begin(), host.end(), 1);
-    mg::distributed_vector<long long> x(host, g), y(n, 2, g), out(n, g);
-    const long long sum = static_cast<long long>(n) * (n + 1) / 2;
+    const counting in(n);
+    mg::distributed_vector<long long> x(in.host, g), y(n, 2, g), out(n, g);
+    const long long sum = in.sum;
     std::vector<long long> inclusive(n), exclusive(n);
-    std::inclusive_scan(host.begin(), host.end(), inclusive.begin());
-    std::exclusive_scan(host.begin(), host.end(), exclusive.begin(), 9LL);
+    std::inclusive_scan(in.host.begin(), in.host.end(), inclusive.begin());
+    std::exclusive_scan(in.host.begin(), in.host.end(), exclusive.begin(), 9LL);
     const auto replays_of = [&](const char* what, auto&& call) {
       const std::uint64_t before = stats(g).replays;
       for (int i = 0; i < 4; ++i) call();
