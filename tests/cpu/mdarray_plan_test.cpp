@@ -77,29 +77,7 @@ TEST(MdDecomposition, ExtentsSmallerThanTheGridLeaveEmptyTiles) {
 
 // ---- halo plans, applied on the host ---------------------------------------------------------
 
-/// What a halo cell at global index g (possibly outside the array) must hold: the element's
-/// global linear index + 1 after periodic wrapping, or the fixed dimension's marker, or
-/// nothing (std::nullopt: "none" boundaries leave the cell alone).
-template <std::size_t R>
-std::optional<std::int64_t> expected_cell(const idx<R>& n, const std::array<std::int64_t, R>& g,
-                                          const std::array<mg::boundary_kind, R>& b) {
-  idx<R> wrapped{};
-  for (std::size_t d = 0; d < R; ++d) {
-    const auto nd = static_cast<std::int64_t>(n[d]);
-    if (g[d] >= 0 && g[d] < nd) {
-      wrapped[d] = static_cast<std::size_t>(g[d]);
-    } else if (b[d] == mg::boundary_kind::periodic) {
-      wrapped[d] = static_cast<std::size_t>(((g[d] % nd) + nd) % nd);
-    } else {
-      if (b[d] == mg::boundary_kind::fixed) return -static_cast<std::int64_t>(d) - 1;  // the fill marker
-      return std::nullopt;
-    }
-  }
-  std::int64_t linear = 0;
-  for (std::size_t d = 0; d < R; ++d) linear = linear * static_cast<std::int64_t>(n[d]) + static_cast<std::int64_t>(wrapped[d]);
-  return linear + 1;
-}
-
+using md_model::expected_cell;
 using md_model::for_each_index;
 /// The position of `at` in a tile's padded storage of extents `padded`.
 template <std::size_t R>

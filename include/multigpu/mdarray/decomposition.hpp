@@ -96,6 +96,20 @@ class md_decomposition {
       offsets_[d] = detail::block_offsets(extents[d], grid[d]);
     }
   }
+  /// Parts given by their offsets: part c of dimension d is [offsets[d][c], offsets[d][c + 1]),
+  /// so the grid has offsets[d].size() - 1 parts in dimension d (a team's tiles: each rank's
+  /// box split over its slots). std::invalid_argument unless every list starts at 0, ends at the
+  /// extent, never decreases and has at least two entries.
+  md_decomposition(const md_index<Rank>& extents, std::array<std::vector<std::size_t>, Rank> offsets)
+      : extents_(extents), offsets_(std::move(offsets)) {
+    for (std::size_t d = 0; d < Rank; ++d) {
+      const auto& o = offsets_[d];
+      MULTIGPU_EXPECTS(o.size() >= 2 && o.front() == 0 && o.back() == extents[d] && std::is_sorted(o.begin(), o.end()),
+                       detail::concat("md_decomposition: the part offsets of dimension ", d,
+                                      " must run from 0 to the extent ", extents[d], " without decreasing"));
+      grid_[d] = o.size() - 1;
+    }
+  }
 
   /// The grid with the least halo surface for `slots` slots (smallest total area of the faces
   /// between tiles, each dimension weighted by its halo width, at least 1). Grids that leave
@@ -201,7 +215,7 @@ class md_decomposition {
   }
 
   friend bool operator==(const md_decomposition& a, const md_decomposition& b) {
-    return a.extents_ == b.extents_ && a.grid_ == b.grid_;
+    return a.extents_ == b.extents_ && a.grid_ == b.grid_ && a.offsets_ == b.offsets_;
   }
 
  private:
