@@ -66,11 +66,11 @@ struct stencil_point {
 
 template <class T, class U, std::size_t Rank, class F>
 auto stencil_step(const distributed_mdarray<T, Rank>& in, const distributed_mdarray<U, Rank>& out, const F& f,
-                  std::size_t slot) {
+                  std::size_t slot, const md_index<Rank>& origin = {}) {
   const auto tin = in.tile(slot);
   auto g = bind_slot(f, slot);
-  md_point<Rank> offset;
-  for (std::size_t d = 0; d < Rank; ++d) offset[d] = tin.offset[d];
+  md_point<Rank> offset;  // the global index of the tile's first point; `origin` places a team rank's box
+  for (std::size_t d = 0; d < Rank; ++d) offset[d] = origin[d] + tin.offset[d];
   return stencil_point<T, U, Rank, decltype(g)>{tin.ref(), out.tile(slot).ref(), offset, g};
 }
 }  // namespace detail

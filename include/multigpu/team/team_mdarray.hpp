@@ -1,0 +1,631 @@
+#pragma once
+// An N-D array over a team of ranks (docs/mdarray.md#teams): the extents split over a grid of
+// ranks, each rank's box over a grid of its slots (md_team_layout), so that a rank holds a
+// distributed_mdarray of its box on its own device_group: hybrid ranks x slots, as team_vector.
+// One halo plan of the whole array drives the exchange: boxes between two slots of a rank move
+// as in one process (device copies), boxes between ranks go through the rank's pinned send
+// block, one all_to_all_v of the communicator, and its pinned receive block. CUDA code: include
+// from .cu files.
+//
+// Construction and every call here that names a team_mdarray are collective (team.hpp): every
+// rank calls them in the same order, a rank-local failure ends the call on every rank, and a
+// rank that asks for another shape gets std::invalid_argument on every rank.
+
+#include <multigpu/core/device_guard.hpp>
+#include <multigpu/core/error.hpp>
+#include <multigpu/core/event_pool.hpp>
+#include <multigpu/core/nvtx.hpp>
+#include <multigpu/mdarray.hpp>
+#include <multigpu/memory/device_buffer.hpp>
+#include <multigpu/memory/pinned_buffer.hpp>
+#include <multigpu/runtime/detail/group_resources.hpp>
+#include <multigpu/team/team.hpp>
+#include <multigpu/team/team_md_layout.hpp>
+#include <multigpu/team/team_vector.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <vector>
+
+namespace multigpu {
+
+/// How a team_mdarray is laid out. Zero grids (the default) are chosen: the rank grid with the
+/// least halo surface for the team's size, and each rank's slot grid with the least surface for
+/// the largest rank box (rank 0's) over the local group's slots. Every rank must pass the same
+/// options and a group of as many slots.
+template <class T, std::size_t Rank>
+struct team_mdarray_options {
+  md_index<Rank> halo{};                          ///< halo width per dimension
+  std::array<md_boundary<T>, Rank> boundaries{};  ///< of the whole array; none by default
+  md_index<Rank> rank_grid{};                     ///< ranks per dimension; all zero: chosen
+  md_index<Rank> slot_grid{};                     ///< each rank's slots per dimension; all zero: chosen
+};
+
+template <class T, std::size_t Rank>
+class team_mdarray;
+
+namespace detail {
+
+template <std::size_t Rank>
+bool all_zero(const md_index<Rank>& i) noexcept {
+  for (std::size_t v : i)
+    if (v != 0) return false;
+  return true;
+}
+
+/// FNV-1a over raw bytes: what ranks compare to agree on an array's shape in one word.
+inline std::uint64_t fnv1a(std::uint64_t h, const void* data, std::size_t bytes) noexcept {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < bytes; ++i) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+/// The exchange of a team_mdarray's halos on one rank, built on the first exchange from one
+/// halo plan of the whole array and this rank's routes through it (team_md_layout.hpp):
+///   send side (rank-local)  every slot stream waits for its neighbours' last unpack (whose
+///                           buffers it touches), packs its outgoing boxes into its send buffer,
+///                           downloads the runs bound for other ranks into the pinned send block
+///                           and pulls the runs of the rank's other slots; the host waits for
+///                           the downloads only;
+///   move (collective)       one all_to_all_v of the host blocks;
+///   receive side (local)    uploads what arrived, then one unpack launch per slot (boxes and
+///                           fixed boundaries). No host wait.
+template <class T, std::size_t Rank>
+class team_md_halo_engine {
+ public:
+  team_md_halo_engine(const team& t, const md_team_layout<Rank>& layout, const distributed_mdarray<T, Rank>& local,
+                      const std::array<md_boundary<T>, Rank>& boundaries)
+      : team_(t), group_(local.group()), me_(static_cast<std::size_t>(t.rank())) {
+    std::array<boundary_kind, Rank> kinds{};
+    for (std::size_t d = 0; d < Rank; ++d) kinds[d] = boundaries[d].kind;
+    plan_ = plan_halo_exchange(layout.tiles(), local.halo_widths(), kinds);
+    routes_ = plan_team_routes(layout, plan_, me_);
+    const std::size_t slots = local.tile_count();
+    slot_of_.assign(layout.tiles().slot_count(), no_slot);
+    for (std::size_t s = 0; s < slots; ++s) slot_of_[layout.tile_of(me_, s)] = s;
+    send_.resize(slots);
+    recv_.resize(slots);
+    pack_.resize(slots);
+    unpack_.resize(slots);
+    done_.resize(slots);
+    uploads_into_.assign(slots, false);
+    neighbours_.resize(slots);
+    std::vector<T*> bases(slots);
+    std::vector<md_index<Rank>> padded(slots);
+    for (std::size_t s = 0; s < slots; ++s) {
+      const std::size_t tile = layout.tile_of(me_, s);
+      bases[s] = local.tile(s).with_halo.data_handle();
+      padded[s] = padded_extents(layout.tiles().tile_extents(tile), local.halo_widths());
+      send_[s] = device_buffer<T>(plan_.send_count[tile], group_.pool(s), group_.stream(s));
+      recv_[s] = device_buffer<T>(plan_.recv_count[tile], group_.pool(s), group_.stream(s));
+    }
+    for (std::size_t k : routes_.local_pairs) {
+      const auto& p = plan_.pairs[k];
+      if (p.src_slot == p.dst_slot) continue;
+      neighbours_[slot_of_[p.src_slot]].insert(slot_of_[p.dst_slot]);
+      neighbours_[slot_of_[p.dst_slot]].insert(slot_of_[p.src_slot]);
+    }
+    for (const auto& m : plan_.moves) {
+      const std::size_t from = slot_of_[m.src_slot];
+      const std::size_t to = slot_of_[m.dst_slot];
+      if (from != no_slot)
+        pack_[from].push_back(make_box<T, Rank>(bases[from], padded[from], m.source.start,
+                                                send_[from].data() + m.send_offset, m.source.extent, {},
+                                                m.source.extent));
+      if (to != no_slot) {
+        // A tile that is its own neighbour (one part in a periodic dimension) unpacks straight
+        // from its send buffer.
+        const T* source = m.src_slot == m.dst_slot ? send_[to].data() + m.send_offset : recv_[to].data() + m.recv_offset;
+        unpack_[to].push_back(make_box<T, Rank>(source, m.source.extent, {}, bases[to], padded[to], m.destination,
+                                                m.source.extent));
+      }
+    }
+    for (const auto& f : plan_.fills) {
+      const std::size_t to = slot_of_[f.slot];
+      if (to == no_slot) continue;
+      strided_box<T, Rank> b =
+          make_box<T, Rank>(nullptr, f.region.extent, {}, bases[to], padded[to], f.region.start, f.region.extent);
+      b.value = boundaries[f.dimension].value;
+      unpack_[to].push_back(b);
+    }
+    if (routes_.sent > 0) send_host_ = pinned_buffer(routes_.sent * sizeof(T), pinned_buffer::mapping::none);
+    if (routes_.received > 0) recv_host_ = pinned_buffer(routes_.received * sizeof(T), pinned_buffer::mapping::none);
+  }
+
+  team_md_halo_engine(const team_md_halo_engine&) = delete;
+  team_md_halo_engine& operator=(const team_md_halo_engine&) = delete;
+
+  /// Every slot stream waits for its neighbours' last exchange: they read this slot's send
+  /// buffer, which is freed on this slot's stream.
+  ~team_md_halo_engine() {
+    try {
+      for (std::size_t s = 0; s < done_.size(); ++s) {
+        device_guard guard(group_.device(s));
+        for (std::size_t n : neighbours_[s])
+          if (done_[n]) done_[n].order_before(group_.stream(s));
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "multigpu: team_mdarray: joining the halo exchange failed: %s\n", e.what());
+    }
+  }
+
+  void send_side() {
+    event_pool& events = resources_of(group_).events();
+    const std::size_t slots = send_.size();
+    // The last exchange's uploads read the receive block: done before it is written again.
+    for (std::size_t s = 0; s < slots; ++s)
+      if (done_[s] && uploads_into_[s]) done_[s].synchronize();
+    for (std::size_t s = 0; s < slots; ++s) {
+      device_guard guard(group_.device(s));
+      for (std::size_t n : neighbours_[s])
+        if (done_[n]) done_[n].order_before(group_.stream(s));
+      launch_boxes<T, Rank>(pack_[s], group_.stream(s), "team mdarray halo pack");
+    }
+    std::vector<event_pool::handle> packed(slots);
+    for (std::size_t s = 0; s < slots; ++s) {
+      if (neighbours_[s].empty()) continue;
+      device_guard guard(group_.device(s));
+      packed[s] = events.record(group_.device(s), group_.stream(s));
+    }
+    std::vector<bool> downloads(slots, false);
+    for (const auto& c : routes_.sends) {
+      const auto& p = plan_.pairs[c.pair];
+      const std::size_t s = slot_of_[p.src_slot];
+      device_guard guard(group_.device(s));
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(static_cast<T*>(send_host_.data()) + c.host_offset,
+                                        send_[s].data() + p.send_offset, p.count * sizeof(T), cudaMemcpyDeviceToHost,
+                                        group_.stream(s)));
+      observe_work(group_.stream(s), "team mdarray halo download");
+      downloads[s] = true;
+    }
+    std::vector<event_pool::handle> downloaded;
+    for (std::size_t s = 0; s < slots; ++s) {
+      if (!downloads[s]) continue;
+      device_guard guard(group_.device(s));
+      downloaded.push_back(events.record(group_.device(s), group_.stream(s)));
+    }
+    // Between the rank's own slots: pulled by the receiving slot once the sender has packed.
+    for (std::size_t k : routes_.local_pairs) {
+      const auto& p = plan_.pairs[k];
+      if (p.src_slot == p.dst_slot) continue;
+      const std::size_t from = slot_of_[p.src_slot];
+      const std::size_t to = slot_of_[p.dst_slot];
+      const int src_device = group_.device(from);
+      const int dst_device = group_.device(to);
+      device_guard guard(dst_device);
+      packed[from].order_before(group_.stream(to));
+      const T* source = send_[from].data() + p.send_offset;
+      T* target = recv_[to].data() + p.recv_offset;
+      if (src_device != dst_device)
+        MULTIGPU_CUDA_TRY(cudaMemcpyPeerAsync(target, dst_device, source, src_device, p.count * sizeof(T),
+                                              group_.stream(to)));
+      else
+        MULTIGPU_CUDA_TRY(
+            cudaMemcpyAsync(target, source, p.count * sizeof(T), cudaMemcpyDeviceToDevice, group_.stream(to)));
+      observe_work(group_.stream(to), "team mdarray halo copy");
+    }
+    for (const event_pool::handle& e : downloaded) e.synchronize();
+  }
+
+  /// Collective: the runs between ranks (nothing for a team of one).
+  void move() {
+    if (team_.size() == 1) return;
+    const auto span = [](const std::vector<std::size_t>& v) { return std::span<const std::size_t>(v); };
+    team_.comm().all_to_all_v(host_memory, static_cast<const T*>(send_host_.data()), span(routes_.send_counts),
+                              span(routes_.send_displs), static_cast<T*>(recv_host_.data()), span(routes_.recv_counts),
+                              span(routes_.recv_displs));
+  }
+
+  void receive_side() {
+    event_pool& events = resources_of(group_).events();
+    const std::size_t slots = send_.size();
+    uploads_into_.assign(slots, false);
+    for (const auto& c : routes_.receives) {
+      const auto& p = plan_.pairs[c.pair];
+      const std::size_t s = slot_of_[p.dst_slot];
+      device_guard guard(group_.device(s));
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(recv_[s].data() + p.recv_offset,
+                                        static_cast<const T*>(recv_host_.data()) + c.host_offset, p.count * sizeof(T),
+                                        cudaMemcpyHostToDevice, group_.stream(s)));
+      observe_work(group_.stream(s), "team mdarray halo upload");
+      uploads_into_[s] = true;
+    }
+    for (std::size_t s = 0; s < slots; ++s) {
+      device_guard guard(group_.device(s));
+      launch_boxes<T, Rank>(unpack_[s], group_.stream(s), "team mdarray halo unpack");
+      done_[s] = events.record(group_.device(s), group_.stream(s));
+    }
+  }
+
+ private:
+  static constexpr std::size_t no_slot = ~std::size_t{0};
+
+  team team_;
+  device_group group_;
+  std::size_t me_;
+  halo_exchange_plan<Rank> plan_;
+  md_team_routes routes_;
+  std::vector<std::size_t> slot_of_;  ///< per tile of the whole array: this rank's slot, or no_slot
+  std::vector<std::set<std::size_t>> neighbours_;  ///< per slot: the rank's slots it exchanges with
+  std::vector<device_buffer<T>> send_;
+  std::vector<device_buffer<T>> recv_;
+  std::vector<std::vector<strided_box<T, Rank>>> pack_;
+  std::vector<std::vector<strided_box<T, Rank>>> unpack_;
+  pinned_buffer send_host_;
+  pinned_buffer recv_host_;
+  std::vector<event_pool::handle> done_;  ///< per slot: its last unpack
+  std::vector<bool> uploads_into_;        ///< per slot: the last exchange uploaded into it
+};
+
+}  // namespace detail
+
+template <class T, std::size_t Rank>
+class team_mdarray {
+ public:
+  using value_type = T;
+  using index_type = md_index<Rank>;
+  using options_type = team_mdarray_options<T, Rank>;
+  static constexpr std::size_t rank() noexcept { return Rank; }
+
+  /// Collective. `value` everywhere, halos included; this rank's box on `local_group`.
+  team_mdarray(multigpu::team t, const index_type& extents, const T& value, device_group local_group = default_group(),
+               const options_type& options = {})
+      : team_(std::move(t)), options_(options) {
+    build(extents, std::move(local_group), [&](distributed_mdarray<T, Rank>&) {}, value);
+  }
+
+  /// Collective. The elements of the whole array in row-major order, the same on every rank
+  /// (host.size() must be the product of the extents); each rank uploads its box. Halos hold
+  /// T{}. Waits for the upload.
+  team_mdarray(multigpu::team t, const index_type& extents, std::span<const T> host,
+               device_group local_group = default_group(), const options_type& options = {})
+      : team_(std::move(t)), options_(options) {
+    build(extents, std::move(local_group), [&](distributed_mdarray<T, Rank>& local) {
+      MULTIGPU_EXPECTS(host.size() == detail::product(extents),
+                       detail::concat("team_mdarray: a host array of ", host.size(), " elements for extents (",
+                                      detail::format_index(extents, " x "), ")"));
+      local.copy_from_host(box_of(host, extents, layout_.ranks().tile_offset(me()), local.extents()));
+    }, T{});
+  }
+
+  team_mdarray(team_mdarray&&) noexcept = default;
+  /// The old exchange goes first (its streams joined) while the old tiles still exist.
+  team_mdarray& operator=(team_mdarray&& other) noexcept {
+    if (this != &other) {
+      halos_ = std::move(other.halos_);
+      local_ = std::move(other.local_);
+      team_ = std::move(other.team_);
+      options_ = std::move(other.options_);
+      layout_ = std::move(other.layout_);
+    }
+    return *this;
+  }
+
+  const multigpu::team& team() const noexcept { return team_; }
+  const index_type& extents() const noexcept { return layout_.extents(); }
+  std::size_t size() const noexcept { return detail::product(extents()); }
+  /// Where every rank's box and every tile lie.
+  const md_team_layout<Rank>& layout() const noexcept { return layout_; }
+  /// The options with the grids actually used.
+  const options_type& options() const noexcept { return options_; }
+  const index_type& halo_widths() const noexcept { return options_.halo; }
+  /// The global index of this rank's first element.
+  index_type offset() const { return layout_.ranks().tile_offset(me()); }
+
+  /// This rank's box, on its local group: local index i is global index offset() + i. Its
+  /// tiles' halos are this array's (exchange_halos of the team_mdarray fills them; the local
+  /// array's own boundaries are none). Use any single-process call that keeps its extents.
+  distributed_mdarray<T, Rank>& local() noexcept { return *local_; }
+  const distributed_mdarray<T, Rank>& local() const noexcept { return *local_; }
+
+  /// Collective: the whole array, row-major, on every rank. Waits.
+  std::vector<T> to_host() const {
+    const std::size_t ranks = static_cast<std::size_t>(team_.size());
+    std::vector<T> mine = detail::run_collective(team_, team_operation::to_vector, sizeof(T), [&] {
+      return local_->to_host();
+    });
+    std::vector<std::size_t> send_counts(ranks, mine.size()), send_displs(ranks, 0), recv_counts(ranks), recv_displs(ranks);
+    std::size_t total = 0;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      recv_counts[r] = detail::product(layout_.ranks().tile_extents(r));
+      recv_displs[r] = total;
+      total += recv_counts[r];
+    }
+    std::vector<T> boxes(total);
+    const auto span = [](const std::vector<std::size_t>& v) { return std::span<const std::size_t>(v); };
+    team_.comm().all_to_all_v(host_memory, mine.data(), span(send_counts), span(send_displs), boxes.data(),
+                              span(recv_counts), span(recv_displs));
+    std::vector<T> whole(size());
+    for (std::size_t r = 0; r < ranks; ++r) {
+      const index_type o = layout_.ranks().tile_offset(r);
+      const index_type e = layout_.ranks().tile_extents(r);
+      std::size_t k = recv_displs[r];
+      for_each_box_row(e, [&](const index_type& row, std::size_t length) {
+        index_type g{};
+        for (std::size_t d = 0; d < Rank; ++d) g[d] = o[d] + row[d];
+        std::memcpy(whole.data() + linear(extents(), g), boxes.data() + k, length * sizeof(T));
+        k += length;
+      });
+    }
+    return whole;
+  }
+
+  /// Internal: the exchange (exchange_halos and stencil_transform), built on first use.
+  detail::team_md_halo_engine<T, Rank>& halo_engine() const {
+    if (!halos_)
+      halos_ = std::make_unique<detail::team_md_halo_engine<T, Rank>>(team_, layout_, *local_, options_.boundaries);
+    return *halos_;
+  }
+
+ private:
+  std::size_t me() const noexcept { return static_cast<std::size_t>(team_.rank()); }
+
+  static std::size_t linear(const index_type& n, const index_type& i) noexcept {
+    std::size_t l = 0;
+    for (std::size_t d = 0; d < Rank; ++d) l = l * n[d] + i[d];
+    return l;
+  }
+  /// f(start, length) for every row (along the last dimension) of a box of extents e, row-major.
+  template <class F>
+  static void for_each_box_row(const index_type& e, F&& f) {
+    if (detail::product(e) == 0) return;
+    index_type i{};
+    while (true) {
+      f(i, e[Rank - 1]);
+      std::size_t d = Rank - 1;
+      while (d-- > 0) {
+        if (++i[d] < e[d]) break;
+        i[d] = 0;
+        if (d == 0) return;
+      }
+      if (Rank == 1) return;
+    }
+  }
+  /// The box at `o` of extents `e` of a row-major host array of extents `n`, row-major.
+  static std::vector<T> box_of(std::span<const T> host, const index_type& n, const index_type& o, const index_type& e) {
+    std::vector<T> box;
+    box.reserve(detail::product(e));
+    for_each_box_row(e, [&](const index_type& row, std::size_t length) {
+      index_type g{};
+      for (std::size_t d = 0; d < Rank; ++d) g[d] = o[d] + row[d];
+      const T* first = host.data() + linear(n, g);
+      box.insert(box.end(), first, first + length);
+    });
+    return box;
+  }
+
+  /// The rank-local step (grids, the local array, `then(local)`, the halo check of the whole
+  /// array) under the team's entry, then one all_gather in which the ranks agree on the shape.
+  template <class Then>
+  void build(const index_type& extents, device_group local_group, Then&& then, const T& value) {
+    const std::size_t ranks = static_cast<std::size_t>(team_.size());
+    const std::size_t slots = local_group.size();
+    local_ = detail::run_collective(team_, team_operation::construct, sizeof(T), [&] {
+      if (detail::all_zero(options_.rank_grid))
+        options_.rank_grid = md_decomposition<Rank>::choose_grid(extents, ranks, options_.halo);
+      MULTIGPU_EXPECTS(detail::product(options_.rank_grid) == ranks,
+                       detail::concat("team_mdarray: the rank grid (", detail::format_index(options_.rank_grid, " x "),
+                                      ") has ", detail::product(options_.rank_grid), " places but the team has ",
+                                      ranks, " ranks"));
+      const md_decomposition<Rank> boxes(extents, options_.rank_grid);
+      if (detail::all_zero(options_.slot_grid))
+        options_.slot_grid = md_decomposition<Rank>::choose_grid(boxes.tile_extents(0), slots, options_.halo);
+      MULTIGPU_EXPECTS(detail::product(options_.slot_grid) == slots,
+                       detail::concat("team_mdarray: the slot grid (", detail::format_index(options_.slot_grid, " x "),
+                                      ") has ", detail::product(options_.slot_grid), " places but rank ", me(),
+                                      "'s group has ", slots, " slots"));
+      layout_ = md_team_layout<Rank>(extents, options_.rank_grid, options_.slot_grid);
+      std::array<boundary_kind, Rank> kinds{};
+      for (std::size_t d = 0; d < Rank; ++d) kinds[d] = options_.boundaries[d].kind;
+      check_halo_fits(layout_.tiles(), options_.halo, kinds);  // std::length_error naming the tile
+      mdarray_options<T, Rank> local_options;
+      local_options.halo = options_.halo;
+      local_options.grid = options_.slot_grid;
+      auto local = std::make_unique<distributed_mdarray<T, Rank>>(layout_.ranks().tile_extents(me()), value,
+                                                                   std::move(local_group), local_options);
+      then(*local);
+      return local;
+    });
+    // Every rank must have asked for the same array.
+    std::uint64_t h = 14695981039346656037ull;
+    h = detail::fnv1a(h, extents.data(), sizeof(extents));
+    h = detail::fnv1a(h, options_.halo.data(), sizeof(options_.halo));
+    h = detail::fnv1a(h, options_.rank_grid.data(), sizeof(options_.rank_grid));
+    h = detail::fnv1a(h, options_.slot_grid.data(), sizeof(options_.slot_grid));
+    for (const md_boundary<T>& b : options_.boundaries) {
+      h = detail::fnv1a(h, &b.kind, sizeof(b.kind));
+      if (b.kind == boundary_kind::fixed) h = detail::fnv1a(h, &b.value, sizeof(T));
+    }
+    const std::vector<std::uint64_t> all = team_.comm().all_gather(h);
+    for (std::size_t r = 0; r < all.size(); ++r)
+      MULTIGPU_EXPECTS(all[r] == all[0],
+                       detail::concat("team_mdarray: rank ", r, " asked for another array than rank 0 (extents, halo "
+                                      "widths, boundaries, rank grid or slot grid differ; rank ", me(),
+                                      " has extents (", detail::format_index(extents, " x "), "), slot grid (",
+                                      detail::format_index(options_.slot_grid, " x "), "))"));
+  }
+
+  multigpu::team team_;
+  options_type options_;
+  md_team_layout<Rank> layout_;
+  std::unique_ptr<distributed_mdarray<T, Rank>> local_;
+  // After the local array: released first, so that its streams' joins come before the tiles go.
+  mutable std::unique_ptr<detail::team_md_halo_engine<T, Rank>> halos_;
+};
+
+// ---- halos and stencils -----------------------------------------------------------------------
+
+/// Collective. Fills every halo of `a` (faces, edges and corners, by the array's boundaries):
+/// between this rank's slots as in one process, across ranks through pinned host blocks and
+/// one all_to_all_v. The host waits for the outgoing faces to reach the host and for the
+/// communicator; the unpack is enqueued, not waited for.
+template <class T, std::size_t Rank>
+void exchange_halos(team_mdarray<T, Rank>& a) {
+  const nvtx_range range("team mdarray halo exchange", a.size());
+  auto* engine = detail::run_collective(a.team(), team_operation::exchange_halos, sizeof(T),
+                                        [&]() -> detail::team_md_halo_engine<T, Rank>* {
+                                          auto& e = a.halo_engine();
+                                          e.send_side();
+                                          return &e;
+                                        });
+  engine->move();
+  detail::agreed_step(a.team(), team_operation::exchange_halos, "unpack", [&] { engine->receive_side(); });
+}
+
+/// Collective. out(i) = f(acc) at every interior index of the whole array, as the
+/// single-process stencil_transform (acc.index() is the global index). Overlapped by default:
+/// each tile's inner region is enqueued before the ranks exchange, so the GPUs compute while
+/// the host talks to the other ranks; the boundary strips follow the unpack. `out` must have
+/// in's layout on the same team (std::invalid_argument otherwise).
+template <class T, class U, std::size_t Rank, class F>
+void stencil_transform(team_mdarray<T, Rank>& in, team_mdarray<U, Rank>& out, F f,
+                       stencil_schedule schedule = stencil_schedule::overlapped) {
+  const nvtx_range range("team mdarray stencil_transform", in.size());
+  detail::expect_same_team("stencil_transform", in.team(), out.team());
+  MULTIGPU_EXPECTS(in.layout() == out.layout(), "stencil_transform: the team arrays are laid out differently");
+  MULTIGPU_EXPECTS(static_cast<const void*>(&in) != static_cast<const void*>(&out),
+                   "stencil_transform: the output must be another array than the input");
+  const md_index<Rank> origin = in.offset();
+  const md_index<Rank> widths = in.halo_widths();
+  auto& local_in = in.local();
+  auto& local_out = out.local();
+  const bool overlapped = schedule == stencil_schedule::overlapped;
+  const auto launch = [&](bool inner) {
+    for (std::size_t s = 0; s < local_in.tile_count(); ++s) {
+      const auto tile = local_in.tile(s);
+      if (tile.empty()) continue;
+      device_guard guard(tile.device);
+      const auto step = detail::stencil_step(local_in, local_out, f, s, origin);
+      const md_index<Rank> extents = local_in.layout().tile_extents(s);
+      if (!overlapped)
+        detail::launch_points(md_box<Rank>{{}, extents}, step, tile.stream, "team mdarray stencil");
+      else if (inner)
+        detail::launch_points(stencil_inner_region(extents, widths), step, tile.stream, "team mdarray stencil interior");
+      else
+        for (const md_box<Rank>& box : stencil_outer_regions(extents, widths))
+          detail::launch_points(box, step, tile.stream, "team mdarray stencil boundary");
+    }
+  };
+  auto* engine = detail::run_collective(in.team(), team_operation::exchange_halos, sizeof(T),
+                                        [&]() -> detail::team_md_halo_engine<T, Rank>* {
+                                          auto& e = in.halo_engine();
+                                          e.send_side();
+                                          if (overlapped) launch(true);
+                                          return &e;
+                                        });
+  engine->move();
+  detail::agreed_step(in.team(), team_operation::exchange_halos, "unpack and the stencil", [&] {
+    engine->receive_side();
+    launch(false);
+  });
+}
+
+// ---- the algorithm set --------------------------------------------------------------------------
+
+/// fn(tile) for each non-empty tile of this rank (as for_each_tile), with tile.offset global.
+/// Rank-local: no message.
+template <class T, std::size_t Rank, class F>
+void for_each_tile(team_mdarray<T, Rank>& a, F&& fn) {
+  const md_index<Rank> origin = a.offset();
+  for_each_tile(a.local(), [&](md_tile<T, Rank> tile) {
+    for (std::size_t d = 0; d < Rank; ++d) tile.offset[d] += origin[d];
+    fn(tile);
+  });
+}
+
+/// Every element (interiors). Rank-local: no message, no host wait.
+template <class T, std::size_t Rank>
+void fill(team_mdarray<T, Rank>& a, const T& value) {
+  fill(a.local(), value);
+}
+
+/// out(i) = f(in(i)) over the interiors; in's layout and team (std::invalid_argument
+/// otherwise); in place allowed. Rank-local: no message, no host wait.
+template <class T, class U, std::size_t Rank, class F>
+void transform(const team_mdarray<T, Rank>& in, team_mdarray<U, Rank>& out, F f) {
+  detail::expect_same_team("transform", in.team(), out.team());
+  MULTIGPU_EXPECTS(in.layout() == out.layout(), "transform: the team arrays are laid out differently");
+  transform(in.local(), out.local(), f);
+}
+
+template <class A, class B, class U, std::size_t Rank, class F>
+void transform(const team_mdarray<A, Rank>& a, const team_mdarray<B, Rank>& b, team_mdarray<U, Rank>& out, F f) {
+  detail::expect_same_team("transform", a.team(), b.team());
+  detail::expect_same_team("transform", a.team(), out.team());
+  MULTIGPU_EXPECTS(a.layout() == b.layout() && a.layout() == out.layout(),
+                   "transform: the team arrays are laid out differently");
+  transform(a.local(), b.local(), out.local(), f);
+}
+
+namespace detail {
+/// This rank's partial of transform(x) over its box, without an initial value: every slot's
+/// partial read back and folded in slot order on the host (none for an empty box).
+template <class T, std::size_t Rank, class U, class Op, class F>
+std::optional<U> team_md_partial(const distributed_mdarray<T, Rank>& local, Op op, F transform) {
+  replicated<U> out(local.group());
+  for (std::size_t s = 0; s < local.tile_count(); ++s) {
+    const md_index<Rank> e = local.layout().tile_extents(s);
+    md_point<Rank> extent;
+    for (std::size_t d = 0; d < Rank; ++d) extent[d] = e[d];
+    auto f = bind_slot(transform, s);
+    local_partial(out, s, local.tile(s).empty() ? 0 : product(e),
+                  tile_reader<T, U, Rank, decltype(f)>{local.tile(s).ref(), extent, f}, op);
+  }
+  std::optional<U> partial;
+  for (std::size_t s = 0; s < local.tile_count(); ++s) {
+    partial_value<U> p{};
+    device_guard guard(local.group().device(s));
+    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(&p, out.partials_of(s) + s, sizeof p, cudaMemcpyDeviceToHost,
+                                      local.group().stream(s)));
+    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(local.group().stream(s)));
+    if (p.has) partial = partial ? static_cast<U>(op(*partial, p.value)) : p.value;
+  }
+  return partial;
+}
+}  // namespace detail
+
+/// Collective: init op transform(x) op ... over the whole array, on every rank (waits).
+/// reduce_op must be associative and commutative, and callable on host and device.
+template <class T, std::size_t Rank, class U, class Op, class F>
+U transform_reduce(const team_mdarray<T, Rank>& a, U init, Op reduce_op, F transform) {
+  const nvtx_range range("team mdarray transform_reduce", a.size());
+  const auto partials = detail::gather_collective<U>(a.team(), team_operation::reduce, sizeof(T), [&] {
+    return detail::team_md_partial<T, Rank, U>(a.local(), reduce_op, transform);
+  });
+  U result = init;
+  for (const std::optional<U>& p : partials)
+    if (p) result = static_cast<U>(reduce_op(result, *p));
+  return result;
+}
+
+template <class T, std::size_t Rank, class U, class Op = cuda::std::plus<>>
+U reduce(const team_mdarray<T, Rank>& a, U init, Op op = {}) {
+  return transform_reduce(a, init, op, detail::identity_op{});
+}
+
+/// Collective: whether a and b (same layout and team, std::invalid_argument otherwise) hold the
+/// same elements, on every rank (waits).
+template <class T, std::size_t Rank>
+bool equal(const team_mdarray<T, Rank>& a, const team_mdarray<T, Rank>& b) {
+  detail::expect_same_team("equal", a.team(), b.team());
+  MULTIGPU_EXPECTS(a.layout() == b.layout(), "equal: the team arrays are laid out differently");
+  const auto mine = detail::gather_collective<std::uint8_t>(a.team(), team_operation::equal, sizeof(T), [&] {
+    return std::optional<std::uint8_t>(equal(a.local(), b.local()) ? 1 : 0);
+  });
+  for (const std::optional<std::uint8_t>& m : mine)
+    if (!m || *m == 0) return false;
+  return true;
+}
+
+}  // namespace multigpu
