@@ -13,6 +13,7 @@
 #include "team_support.hpp"
 
 #include <multigpu/team/team_algorithms.hpp>
+#include <multigpu/team/team_mdarray.hpp>
 #include <multigpu/testing/fault_injection.hpp>
 
 #include <gtest/gtest.h>
@@ -124,6 +125,10 @@ void exercise(const team_case& c) {
     std::printf("%-34s %2lld steps x %d ranks: every rank ended every faulty call; slowest %.1f ms\n",
                 c.name.c_str(), steps, ranks, 1e3 * slowest);
 }
+
+struct four_neighbours {
+  __device__ int operator()(const mg::stencil_accessor<int, 2>& u) const { return u(-1, 0) + u(1, 0) + u(0, -1) + u(0, 1); }
+};
 
 struct positive {
   __host__ __device__ bool operator()(int x) const { return x > 0; }
@@ -303,6 +308,37 @@ TEST(TeamFaults, EveryAlgorithmEndsOnEveryRank) {
                      EXPECT_EQ(left[0], key_of((v->offset() + total - 2) % total));
                      EXPECT_EQ(left[1], key_of((v->offset() + total - 1) % total));
                    }});
+  // N-D arrays over the team: construction, a stencil (its exchange), a reduction, to_host.
+  const mg::md_index<2> md_extents{23, 17};
+  std::vector<int> md_host(md_extents[0] * md_extents[1]);
+  for (std::size_t k = 0; k < md_host.size(); ++k) md_host[k] = key_of(k);
+  mg::team_mdarray_options<int, 2> md_options;
+  md_options.halo = {1, 1};
+  md_options.boundaries = {{{mg::boundary_kind::periodic}, {mg::boundary_kind::periodic}}};
+  std::optional<mg::team_mdarray<int, 2>> md_in, md_out;
+  auto md_inputs = [&] {
+    md_in.emplace(t, md_extents, std::span<const int>(md_host), one, md_options);
+    md_out.emplace(t, md_extents, 0, one, md_in->options());
+  };
+  cases.push_back({"team_mdarray construction", [&] { md_in.reset(); },
+                   [&] { md_in.emplace(t, md_extents, std::span<const int>(md_host), one, md_options); },
+                   [&] { EXPECT_EQ(md_in->to_host(), md_host); }});
+  cases.push_back({"team_mdarray stencil_transform", md_inputs,
+                   [&] { mg::stencil_transform(*md_in, *md_out, four_neighbours{}); },
+                   [&] {
+                     const auto at = [&](std::size_t i, std::size_t j) { return md_host[i * md_extents[1] + j]; };
+                     std::vector<int> want(md_host.size());
+                     const std::size_t rows = md_extents[0], cols = md_extents[1];
+                     for (std::size_t i = 0; i < rows; ++i)
+                       for (std::size_t j = 0; j < cols; ++j)
+                         want[i * cols + j] = at((i + rows - 1) % rows, j) + at((i + 1) % rows, j) +
+                                              at(i, (j + cols - 1) % cols) + at(i, (j + 1) % cols);
+                     EXPECT_EQ(md_out->to_host(), want);
+                   }});
+  cases.push_back({"team_mdarray reduce", md_inputs, [&] { sum = mg::reduce(*md_in, 0); },
+                   [&] { EXPECT_EQ(sum, std::accumulate(md_host.begin(), md_host.end(), 0)); }});
+  cases.push_back({"team_mdarray to_host", md_inputs, [&] { gathered = md_in->to_host(); },
+                   [&] { EXPECT_EQ(gathered, md_host); }});
   for (const team_case& c : cases) {
     SCOPED_TRACE(c.name);
     exercise(c);
