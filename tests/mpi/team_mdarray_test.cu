@@ -1,7 +1,8 @@
 // N-D arrays over a team under mpirun (every rank on its bootstrap GPU, GPU 0 on a one-GPU
 // machine), against a host model of the whole array that every rank builds for itself: every
 // halo cell after an exchange (faces, edges and corners, periodic, fixed and none), 9- and
-// 27-point stencils in both schedules, reductions, and bad input that must fail on every rank.
+// 27-point stencils in both schedules, reductions, copies between layouts (slabs to pencils
+// across ranks), and bad input that must fail on every rank.
 // Local groups of one slot and of two slots of one GPU (hybrid ranks x slots).
 
 #include "support.hpp"
@@ -243,6 +244,42 @@ TEST(TeamMdarray, JacobiStepsSwapReduceAndCompareLikeTheHostLoop) {
     mg::fill(other, 2.0);
     EXPECT_DOUBLE_EQ(mg::reduce(other, 0.0, plus_d{}), 2.0 * static_cast<double>(host.size()));
   }
+}
+
+template <std::size_t R>
+void check_copy(const idx<R>& n, const idx<R>& from_ranks, const idx<R>& to_ranks) {
+  const mg::team t = world();
+  const auto gs = groups();
+  const std::vector<cell> host = numbered(n);
+  for (const mg::device_group& gf : gs)
+    for (const mg::device_group& gt : gs) {
+      SCOPED_TRACE(describe(n, 0, gf) + " -> rank grid " + mg::detail::format_index(to_ranks, "x") + ", " +
+                   std::to_string(gt.size()) + " slot(s)");
+      mg::team_mdarray_options<cell, R> of, ot;
+      of.rank_grid = from_ranks;
+      ot.rank_grid = to_ranks;
+      ot.halo.fill(2);
+      mg::team_mdarray<cell, R> from(t, n, std::span<const cell>(host), gf, of);
+      mg::team_mdarray<cell, R> to(t, n, cell{-1}, gt, ot);
+      mg::copy(from, to);
+      EXPECT_EQ(to.to_host(), host);
+      // Back again, into an array that held something else.
+      mg::fill(from, cell{5});
+      mg::copy(to, from);
+      EXPECT_EQ(from.to_host(), host);
+    }
+}
+
+TEST(TeamMdarray, CopyBetweenLayoutsSlabsToPencils) {
+  const std::size_t p = static_cast<std::size_t>(world_size());
+  check_copy<2>({13, 11}, {p, 1}, {1, p});
+  check_copy<2>({2, 3}, {p, 1}, {1, p});  // some ranks' boxes empty from 3 ranks on
+  check_copy<3>({7, 6, 9}, {p, 1, 1}, {1, 1, p});
+  check_copy<3>({7, 6, 9}, {1, p, 1}, {1, 1, p});
+  // Other extents: std::invalid_argument on every rank, before any message.
+  const mg::team t = world();
+  mg::team_mdarray<int, 2> a(t, {4, 4}, 0, groups()[0]), b(t, {4, 5}, 0, groups()[0]);
+  EXPECT_THROW(mg::copy(a, b), std::invalid_argument);
 }
 
 TEST(TeamMdarray, BadInputFailsOnEveryRank) {

@@ -614,6 +614,195 @@ U reduce(const team_mdarray<T, Rank>& a, U init, Op op = {}) {
   return transform_reduce(a, init, op, detail::identity_op{});
 }
 
+namespace detail {
+/// One copy between two team_mdarrays of the same extents and any layouts, on one rank: every
+/// overlap of a source tile with a target tile (plan_redistribution over the whole grids) is
+/// packed on its source slot's stream into the slot's send buffer; overlaps within the rank go
+/// device to device (copy_between), overlaps between ranks through pinned host blocks and one
+/// all_to_all_v; each target slot unpacks in one launch. Built in a rank-local step (it
+/// allocates).
+template <class T, std::size_t Rank>
+class team_md_copy {
+ public:
+  team_md_copy(const team_mdarray<T, Rank>& from, team_mdarray<T, Rank>& to)
+      : team_(from.team()), from_(from.local()), to_(to.local()) {
+    const std::size_t me = static_cast<std::size_t>(team_.rank());
+    const std::size_t ranks = static_cast<std::size_t>(team_.size());
+    const auto moves = plan_redistribution(from.layout().tiles(), to.layout().tiles());
+    const std::size_t src_slots = from_.tile_count(), dst_slots = to_.tile_count();
+    std::vector<std::size_t> send_count(src_slots, 0), recv_count(dst_slots, 0);
+    struct placed {
+      const md_redistribution_move<Rank>* move;
+      std::size_t src_slot, dst_slot, src_rank, dst_rank, send_offset, recv_offset;
+    };
+    std::vector<placed> mine;
+    for (const auto& m : moves) {
+      const auto [src_rank, src_slot] = from.layout().owner(m.src_slot);
+      const auto [dst_rank, dst_slot] = to.layout().owner(m.dst_slot);
+      if (src_rank != me && dst_rank != me) continue;
+      placed p{&m, src_slot, dst_slot, src_rank, dst_rank, 0, 0};
+      if (src_rank == me) {
+        p.send_offset = send_count[src_slot];
+        send_count[src_slot] += m.global.count();
+      }
+      if (dst_rank == me) {
+        p.recv_offset = recv_count[dst_slot];
+        recv_count[dst_slot] += m.global.count();
+      }
+      mine.push_back(p);
+    }
+    send_.resize(src_slots);
+    recv_.resize(dst_slots);
+    pack_.resize(src_slots);
+    unpack_.resize(dst_slots);
+    for (std::size_t s = 0; s < src_slots; ++s)
+      if (send_count[s] > 0) send_[s] = device_buffer<T>(send_count[s], from_.group().pool(s), from_.group().stream(s));
+    for (std::size_t s = 0; s < dst_slots; ++s)
+      if (recv_count[s] > 0) recv_[s] = device_buffer<T>(recv_count[s], to_.group().pool(s), to_.group().stream(s));
+    // Where box `global` sits in a padded tile whose first interior element is global `origin`.
+    const auto at = [](const md_index<Rank>& global, const md_index<Rank>& origin, const md_index<Rank>& halo) {
+      md_index<Rank> i{};
+      for (std::size_t d = 0; d < Rank; ++d) i[d] = global[d] - origin[d] + halo[d];
+      return i;
+    };
+    const md_index<Rank> from_origin = from.offset(), to_origin = to.offset();
+    counts_.assign(4, std::vector<std::size_t>(ranks, 0));  // send counts, send displs, recv counts, recv displs
+    for (const placed& p : mine) {
+      const auto& m = *p.move;
+      if (p.src_rank == me) {
+        const auto tile = from_.tile(p.src_slot);
+        md_index<Rank> origin{};
+        for (std::size_t d = 0; d < Rank; ++d) origin[d] = from_origin[d] + tile.offset[d];
+        pack_[p.src_slot].push_back(make_box<T, Rank>(
+            tile.with_halo.data_handle(), padded_extents(from_.layout().tile_extents(p.src_slot), from_.halo_widths()),
+            at(m.global.start, origin, from_.halo_widths()), send_[p.src_slot].data() + p.send_offset, m.global.extent,
+            {}, m.global.extent));
+      }
+      if (p.dst_rank == me) {
+        const auto tile = to_.tile(p.dst_slot);
+        md_index<Rank> origin{};
+        for (std::size_t d = 0; d < Rank; ++d) origin[d] = to_origin[d] + tile.offset[d];
+        unpack_[p.dst_slot].push_back(make_box<T, Rank>(
+            recv_[p.dst_slot].data() + p.recv_offset, m.global.extent, {}, tile.with_halo.data_handle(),
+            padded_extents(to_.layout().tile_extents(p.dst_slot), to_.halo_widths()),
+            at(m.global.start, origin, to_.halo_widths()), m.global.extent));
+      }
+      if (p.src_rank == me && p.dst_rank == me)
+        within_.push_back({p.src_slot, send_[p.src_slot].data() + p.send_offset, p.dst_slot,
+                           recv_[p.dst_slot].data() + p.recv_offset, m.global.count() * sizeof(T)});
+    }
+    // Between ranks: sends by receiving rank, receives by sending rank, each in plan order.
+    std::size_t sent = 0, received = 0;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      counts_[1][r] = sent;
+      counts_[3][r] = received;
+      if (r == me) continue;
+      for (const placed& p : mine) {
+        const std::size_t n = p.move->global.count();
+        if (p.src_rank == me && p.dst_rank == r) {
+          downloads_.push_back({p.src_slot, p.send_offset, sent, n});
+          sent += n;
+          counts_[0][r] += n;
+        }
+        if (p.dst_rank == me && p.src_rank == r) {
+          uploads_.push_back({p.dst_slot, p.recv_offset, received, n});
+          received += n;
+          counts_[2][r] += n;
+        }
+      }
+    }
+    if (sent > 0) send_host_ = pinned_buffer(sent * sizeof(T), pinned_buffer::mapping::none);
+    if (received > 0) recv_host_ = pinned_buffer(received * sizeof(T), pinned_buffer::mapping::none);
+  }
+
+  void send_side() {
+    for (std::size_t s = 0; s < pack_.size(); ++s) {
+      if (pack_[s].empty()) continue;
+      device_guard guard(from_.group().device(s));
+      launch_boxes<T, Rank>(pack_[s], from_.group().stream(s), "team mdarray copy pack");
+    }
+    std::set<std::size_t> waited;
+    for (const run& r : downloads_) {
+      device_guard guard(from_.group().device(r.slot));
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(static_cast<T*>(send_host_.data()) + r.host, send_[r.slot].data() + r.device,
+                                        r.count * sizeof(T), cudaMemcpyDeviceToHost, from_.group().stream(r.slot)));
+      waited.insert(r.slot);
+    }
+    transfer::copy_between(from_.group(), to_.group(), within_);
+    for (std::size_t s : waited) {
+      device_guard guard(from_.group().device(s));
+      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(from_.group().stream(s)));
+    }
+  }
+
+  /// Collective: the runs between ranks (nothing for a team of one).
+  void move() {
+    if (team_.size() == 1) return;
+    const auto span = [](const std::vector<std::size_t>& v) { return std::span<const std::size_t>(v); };
+    team_.comm().all_to_all_v(host_memory, static_cast<const T*>(send_host_.data()), span(counts_[0]), span(counts_[1]),
+                              static_cast<T*>(recv_host_.data()), span(counts_[2]), span(counts_[3]));
+  }
+
+  /// Uploads and unpacks; waits for the uploads, whose pinned block goes with this object.
+  void receive_side() {
+    std::set<std::size_t> waited;
+    for (const run& r : uploads_) {
+      device_guard guard(to_.group().device(r.slot));
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(recv_[r.slot].data() + r.device, static_cast<const T*>(recv_host_.data()) + r.host,
+                                        r.count * sizeof(T), cudaMemcpyHostToDevice, to_.group().stream(r.slot)));
+      waited.insert(r.slot);
+    }
+    for (std::size_t s = 0; s < unpack_.size(); ++s) {
+      if (unpack_[s].empty()) continue;
+      device_guard guard(to_.group().device(s));
+      launch_boxes<T, Rank>(unpack_[s], to_.group().stream(s), "team mdarray copy unpack");
+    }
+    for (std::size_t s : waited) {
+      device_guard guard(to_.group().device(s));
+      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(to_.group().stream(s)));
+    }
+  }
+
+ private:
+  struct run {
+    std::size_t slot;    ///< the local slot whose buffer it leaves or enters
+    std::size_t device;  ///< elements into that buffer
+    std::size_t host;    ///< elements into the host block
+    std::size_t count;
+  };
+  team team_;
+  const distributed_mdarray<T, Rank>& from_;
+  distributed_mdarray<T, Rank>& to_;
+  std::vector<device_buffer<T>> send_, recv_;
+  std::vector<std::vector<strided_box<T, Rank>>> pack_, unpack_;
+  std::vector<transfer::byte_move> within_;
+  std::vector<run> downloads_, uploads_;
+  std::vector<std::vector<std::size_t>> counts_;
+  pinned_buffer send_host_, recv_host_;
+};
+}  // namespace detail
+
+/// Collective. Copies `from` onto `to` (same team and extents, std::invalid_argument
+/// otherwise), whatever their rank grids, slot grids, local groups and halo widths: slabs to
+/// pencils across ranks, the redistribution an FFT needs. Halos are not copied. Each overlap of
+/// two tiles is one packed box: within a rank one device copy, between ranks a run of one
+/// all_to_all_v through pinned host memory. Waits for the exchange.
+template <class T, std::size_t Rank>
+void copy(const team_mdarray<T, Rank>& from, team_mdarray<T, Rank>& to) {
+  const nvtx_range range("team mdarray copy", from.size());
+  detail::expect_same_team("copy", from.team(), to.team());
+  MULTIGPU_EXPECTS(from.extents() == to.extents(),
+                   detail::concat("copy: team arrays of extents (", detail::format_index(from.extents(), " x "),
+                                  ") and (", detail::format_index(to.extents(), " x "), ")"));
+  std::optional<detail::team_md_copy<T, Rank>> plan;
+  detail::run_collective(from.team(), team_operation::redistribute, sizeof(T), [&] {
+    plan.emplace(from, to);
+    plan->send_side();
+  });
+  plan->move();
+  detail::agreed_step(from.team(), team_operation::redistribute, "unpack", [&] { plan->receive_side(); });
+}
+
 /// Collective: whether a and b (same layout and team, std::invalid_argument otherwise) hold the
 /// same elements, on every rank (waits).
 template <class T, std::size_t Rank>
