@@ -57,6 +57,13 @@ enum class team_operation : std::uint32_t {
   gather,
   scatter,
   copy_if,
+  mdarray_construct,
+  mdarray_exchange_halos,
+  mdarray_stencil,
+  mdarray_reduce,
+  mdarray_equal,
+  mdarray_to_host,
+  mdarray_copy,
 };
 
 const char* name_of(team_operation op) noexcept;

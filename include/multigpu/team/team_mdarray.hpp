@@ -31,7 +31,6 @@
 #include <exception>
 #include <memory>
 #include <optional>
-#include <set>
 #include <span>
 #include <vector>
 
@@ -73,14 +72,16 @@ inline std::uint64_t fnv1a(std::uint64_t h, const void* data, std::size_t bytes)
 
 /// The exchange of a team_mdarray's halos on one rank, built on the first exchange from one
 /// halo plan of the whole array and this rank's routes through it (team_md_layout.hpp):
-///   send side (rank-local)  every slot stream waits for its neighbours' last unpack (whose
-///                           buffers it touches), packs its outgoing boxes into its send buffer,
-///                           downloads the runs bound for other ranks into the pinned send block
-///                           and pulls the runs of the rank's other slots; the host waits for
-///                           the downloads only;
+///   send side (rank-local)  every slot packs its outgoing boxes into its send buffer and
+///                           downloads the runs bound for other ranks into the pinned send block;
+///                           the runs between the rank's own slots move by copy_between (peer,
+///                           same device or staged, as the group's routes say, each copy ordered
+///                           after both slots' work so far and before the sender's next); the
+///                           host waits for the downloads only;
 ///   move (collective)       one all_to_all_v of the host blocks;
-///   receive side (local)    uploads what arrived, then one unpack launch per slot (boxes and
-///                           fixed boundaries). No host wait.
+///   receive side (local)    uploads what arrived (an event per slot marks them: the receive
+///                           block is not written again before they are done), then one unpack
+///                           launch per slot (boxes and fixed boundaries). No host wait.
 template <class T, std::size_t Rank>
 class team_md_halo_engine {
  public:
@@ -98,9 +99,7 @@ class team_md_halo_engine {
     recv_.resize(slots);
     pack_.resize(slots);
     unpack_.resize(slots);
-    done_.resize(slots);
-    uploads_into_.assign(slots, false);
-    neighbours_.resize(slots);
+    uploaded_.resize(slots);
     std::vector<T*> bases(slots);
     std::vector<md_index<Rank>> padded(slots);
     for (std::size_t s = 0; s < slots; ++s) {
@@ -113,8 +112,9 @@ class team_md_halo_engine {
     for (std::size_t k : routes_.local_pairs) {
       const auto& p = plan_.pairs[k];
       if (p.src_slot == p.dst_slot) continue;
-      neighbours_[slot_of_[p.src_slot]].insert(slot_of_[p.dst_slot]);
-      neighbours_[slot_of_[p.dst_slot]].insert(slot_of_[p.src_slot]);
+      const std::size_t from = slot_of_[p.src_slot], to = slot_of_[p.dst_slot];
+      within_.push_back({from, send_[from].data() + p.send_offset, to, recv_[to].data() + p.recv_offset,
+                         p.count * sizeof(T)});
     }
     for (const auto& m : plan_.moves) {
       const std::size_t from = slot_of_[m.src_slot];
@@ -146,37 +146,25 @@ class team_md_halo_engine {
   team_md_halo_engine(const team_md_halo_engine&) = delete;
   team_md_halo_engine& operator=(const team_md_halo_engine&) = delete;
 
-  /// Every slot stream waits for its neighbours' last exchange: they read this slot's send
-  /// buffer, which is freed on this slot's stream.
+  /// The last uploads read the pinned receive block, freed here: the host waits for them. (The
+  /// device buffers go back to their pools on their own streams, after every copy that reads
+  /// them: copy_between orders the senders' streams after its copies.)
   ~team_md_halo_engine() {
     try {
-      for (std::size_t s = 0; s < done_.size(); ++s) {
-        device_guard guard(group_.device(s));
-        for (std::size_t n : neighbours_[s])
-          if (done_[n]) done_[n].order_before(group_.stream(s));
-      }
+      wait_for_uploads();
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "multigpu: team_mdarray: joining the halo exchange failed: %s\n", e.what());
+      std::fprintf(stderr, "multigpu: team_mdarray: waiting for the last halo uploads failed: %s\n", e.what());
     }
   }
 
   void send_side() {
     event_pool& events = resources_of(group_).events();
     const std::size_t slots = send_.size();
-    // The last exchange's uploads read the receive block: done before it is written again.
-    for (std::size_t s = 0; s < slots; ++s)
-      if (done_[s] && uploads_into_[s]) done_[s].synchronize();
+    // The last exchange's uploads read the receive block, which move() writes.
+    wait_for_uploads();
     for (std::size_t s = 0; s < slots; ++s) {
       device_guard guard(group_.device(s));
-      for (std::size_t n : neighbours_[s])
-        if (done_[n]) done_[n].order_before(group_.stream(s));
       launch_boxes<T, Rank>(pack_[s], group_.stream(s), "team mdarray halo pack");
-    }
-    std::vector<event_pool::handle> packed(slots);
-    for (std::size_t s = 0; s < slots; ++s) {
-      if (neighbours_[s].empty()) continue;
-      device_guard guard(group_.device(s));
-      packed[s] = events.record(group_.device(s), group_.stream(s));
     }
     std::vector<bool> downloads(slots, false);
     for (const auto& c : routes_.sends) {
@@ -195,26 +183,8 @@ class team_md_halo_engine {
       device_guard guard(group_.device(s));
       downloaded.push_back(events.record(group_.device(s), group_.stream(s)));
     }
-    // Between the rank's own slots: pulled by the receiving slot once the sender has packed.
-    for (std::size_t k : routes_.local_pairs) {
-      const auto& p = plan_.pairs[k];
-      if (p.src_slot == p.dst_slot) continue;
-      const std::size_t from = slot_of_[p.src_slot];
-      const std::size_t to = slot_of_[p.dst_slot];
-      const int src_device = group_.device(from);
-      const int dst_device = group_.device(to);
-      device_guard guard(dst_device);
-      packed[from].order_before(group_.stream(to));
-      const T* source = send_[from].data() + p.send_offset;
-      T* target = recv_[to].data() + p.recv_offset;
-      if (src_device != dst_device)
-        MULTIGPU_CUDA_TRY(cudaMemcpyPeerAsync(target, dst_device, source, src_device, p.count * sizeof(T),
-                                              group_.stream(to)));
-      else
-        MULTIGPU_CUDA_TRY(
-            cudaMemcpyAsync(target, source, p.count * sizeof(T), cudaMemcpyDeviceToDevice, group_.stream(to)));
-      observe_work(group_.stream(to), "team mdarray halo copy");
-    }
+    // Between the rank's own slots, by the group's routes.
+    if (!within_.empty()) transfer::copy_between(group_, group_, within_);
     for (const event_pool::handle& e : downloaded) e.synchronize();
   }
 
@@ -230,7 +200,8 @@ class team_md_halo_engine {
   void receive_side() {
     event_pool& events = resources_of(group_).events();
     const std::size_t slots = send_.size();
-    uploads_into_.assign(slots, false);
+    std::vector<bool> uploads(slots, false);
+    pending_uploads_ = !routes_.receives.empty();  // until every slot's mark is recorded
     for (const auto& c : routes_.receives) {
       const auto& p = plan_.pairs[c.pair];
       const std::size_t s = slot_of_[p.dst_slot];
@@ -239,17 +210,39 @@ class team_md_halo_engine {
                                         static_cast<const T*>(recv_host_.data()) + c.host_offset, p.count * sizeof(T),
                                         cudaMemcpyHostToDevice, group_.stream(s)));
       observe_work(group_.stream(s), "team mdarray halo upload");
-      uploads_into_[s] = true;
+      uploads[s] = true;
     }
+    for (std::size_t s = 0; s < slots; ++s) {
+      if (!uploads[s]) continue;
+      device_guard guard(group_.device(s));
+      uploaded_[s] = events.record(group_.device(s), group_.stream(s));
+    }
+    pending_uploads_ = false;
     for (std::size_t s = 0; s < slots; ++s) {
       device_guard guard(group_.device(s));
       launch_boxes<T, Rank>(unpack_[s], group_.stream(s), "team mdarray halo unpack");
-      done_[s] = events.record(group_.device(s), group_.stream(s));
     }
   }
 
  private:
   static constexpr std::size_t no_slot = ~std::size_t{0};
+
+  /// The host waits for every slot's last uploads (those of a receive side that failed
+  /// half-way included: an upload enqueued without its mark is waited for by the stream).
+  void wait_for_uploads() {
+    for (std::size_t s = 0; s < uploaded_.size(); ++s)
+      if (uploaded_[s]) {
+        uploaded_[s].synchronize();
+        uploaded_[s] = {};
+      }
+    if (pending_uploads_) {
+      for (std::size_t s = 0; s < uploaded_.size(); ++s) {
+        device_guard guard(group_.device(s));
+        MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group_.stream(s)));
+      }
+      pending_uploads_ = false;
+    }
+  }
 
   team team_;
   device_group group_;
@@ -257,15 +250,15 @@ class team_md_halo_engine {
   halo_exchange_plan<Rank> plan_;
   md_team_routes routes_;
   std::vector<std::size_t> slot_of_;  ///< per tile of the whole array: this rank's slot, or no_slot
-  std::vector<std::set<std::size_t>> neighbours_;  ///< per slot: the rank's slots it exchanges with
+  std::vector<transfer::byte_move> within_;  ///< the runs between this rank's own slots
   std::vector<device_buffer<T>> send_;
   std::vector<device_buffer<T>> recv_;
   std::vector<std::vector<strided_box<T, Rank>>> pack_;
   std::vector<std::vector<strided_box<T, Rank>>> unpack_;
   pinned_buffer send_host_;
   pinned_buffer recv_host_;
-  std::vector<event_pool::handle> done_;  ///< per slot: its last unpack
-  std::vector<bool> uploads_into_;        ///< per slot: the last exchange uploaded into it
+  std::vector<event_pool::handle> uploaded_;  ///< per slot: its last uploads, until waited for
+  bool pending_uploads_ = false;              ///< uploads enqueued whose marks may be missing
 };
 
 }  // namespace detail
@@ -332,7 +325,7 @@ class team_mdarray {
   /// Collective: the whole array, row-major, on every rank. Waits.
   std::vector<T> to_host() const {
     const std::size_t ranks = static_cast<std::size_t>(team_.size());
-    std::vector<T> mine = detail::run_collective(team_, team_operation::to_vector, sizeof(T), [&] {
+    std::vector<T> mine = detail::run_collective(team_, team_operation::mdarray_to_host, sizeof(T), [&] {
       return local_->to_host();
     });
     std::vector<std::size_t> send_counts(ranks, mine.size()), send_displs(ranks, 0), recv_counts(ranks), recv_displs(ranks);
@@ -411,7 +404,7 @@ class team_mdarray {
   void build(const index_type& extents, device_group local_group, Then&& then, const T& value) {
     const std::size_t ranks = static_cast<std::size_t>(team_.size());
     const std::size_t slots = local_group.size();
-    local_ = detail::run_collective(team_, team_operation::construct, sizeof(T), [&] {
+    local_ = detail::run_collective(team_, team_operation::mdarray_construct, sizeof(T), [&] {
       if (detail::all_zero(options_.rank_grid))
         options_.rank_grid = md_decomposition<Rank>::choose_grid(extents, ranks, options_.halo);
       MULTIGPU_EXPECTS(detail::product(options_.rank_grid) == ranks,
@@ -473,14 +466,14 @@ class team_mdarray {
 template <class T, std::size_t Rank>
 void exchange_halos(team_mdarray<T, Rank>& a) {
   const nvtx_range range("team mdarray halo exchange", a.size());
-  auto* engine = detail::run_collective(a.team(), team_operation::exchange_halos, sizeof(T),
+  auto* engine = detail::run_collective(a.team(), team_operation::mdarray_exchange_halos, sizeof(T),
                                         [&]() -> detail::team_md_halo_engine<T, Rank>* {
                                           auto& e = a.halo_engine();
                                           e.send_side();
                                           return &e;
                                         });
   engine->move();
-  detail::agreed_step(a.team(), team_operation::exchange_halos, "unpack", [&] { engine->receive_side(); });
+  detail::agreed_step(a.team(), team_operation::mdarray_exchange_halos, "unpack", [&] { engine->receive_side(); });
 }
 
 /// Collective. out(i) = f(acc) at every interior index of the whole array, as the
@@ -517,15 +510,18 @@ void stencil_transform(team_mdarray<T, Rank>& in, team_mdarray<U, Rank>& out, F 
           detail::launch_points(box, step, tile.stream, "team mdarray stencil boundary");
     }
   };
-  auto* engine = detail::run_collective(in.team(), team_operation::exchange_halos, sizeof(T),
+  auto* engine = detail::run_collective(in.team(), team_operation::mdarray_stencil, sizeof(T),
                                         [&]() -> detail::team_md_halo_engine<T, Rank>* {
+                                          // The local arrays must share a group too: on one rank
+                                          // only, perhaps, so inside the agreed step.
+                                          detail::expect_same_tiles(local_in, local_out, "stencil_transform");
                                           auto& e = in.halo_engine();
                                           e.send_side();
                                           if (overlapped) launch(true);
                                           return &e;
                                         });
   engine->move();
-  detail::agreed_step(in.team(), team_operation::exchange_halos, "unpack and the stencil", [&] {
+  detail::agreed_step(in.team(), team_operation::mdarray_stencil, "unpack and the stencil", [&] {
     engine->receive_side();
     launch(false);
   });
@@ -600,7 +596,7 @@ std::optional<U> team_md_partial(const distributed_mdarray<T, Rank>& local, Op o
 template <class T, std::size_t Rank, class U, class Op, class F>
 U transform_reduce(const team_mdarray<T, Rank>& a, U init, Op reduce_op, F transform) {
   const nvtx_range range("team mdarray transform_reduce", a.size());
-  const auto partials = detail::gather_collective<U>(a.team(), team_operation::reduce, sizeof(T), [&] {
+  const auto partials = detail::gather_collective<U>(a.team(), team_operation::mdarray_reduce, sizeof(T), [&] {
     return detail::team_md_partial<T, Rank, U>(a.local(), reduce_op, transform);
   });
   U result = init;
@@ -795,12 +791,12 @@ void copy(const team_mdarray<T, Rank>& from, team_mdarray<T, Rank>& to) {
                    detail::concat("copy: team arrays of extents (", detail::format_index(from.extents(), " x "),
                                   ") and (", detail::format_index(to.extents(), " x "), ")"));
   std::optional<detail::team_md_copy<T, Rank>> plan;
-  detail::run_collective(from.team(), team_operation::redistribute, sizeof(T), [&] {
+  detail::run_collective(from.team(), team_operation::mdarray_copy, sizeof(T), [&] {
     plan.emplace(from, to);
     plan->send_side();
   });
   plan->move();
-  detail::agreed_step(from.team(), team_operation::redistribute, "unpack", [&] { plan->receive_side(); });
+  detail::agreed_step(from.team(), team_operation::mdarray_copy, "unpack", [&] { plan->receive_side(); });
 }
 
 /// Collective: whether a and b (same layout and team, std::invalid_argument otherwise) hold the
@@ -809,7 +805,7 @@ template <class T, std::size_t Rank>
 bool equal(const team_mdarray<T, Rank>& a, const team_mdarray<T, Rank>& b) {
   detail::expect_same_team("equal", a.team(), b.team());
   MULTIGPU_EXPECTS(a.layout() == b.layout(), "equal: the team arrays are laid out differently");
-  const auto mine = detail::gather_collective<std::uint8_t>(a.team(), team_operation::equal, sizeof(T), [&] {
+  const auto mine = detail::gather_collective<std::uint8_t>(a.team(), team_operation::mdarray_equal, sizeof(T), [&] {
     return std::optional<std::uint8_t>(equal(a.local(), b.local()) ? 1 : 0);
   });
   for (const std::optional<std::uint8_t>& m : mine)
