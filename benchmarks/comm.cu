@@ -2,7 +2,8 @@
 // buffers (default and polled mode, each timed against the raw MPI_Allreduce in the same
 // iterations) and on (staged) device buffers, and team reduce / inclusive_scan / sort against
 // the local distributed_vector call and Thrust on the same number of elements on one GPU (the
-// sort also against the raw MPI_Alltoallv of its data), in one binary.
+// sort also against the raw MPI_Alltoallv of its data), and a 2-D stencil on a team_mdarray
+// against the same stencil on one rank's box in one process, in one binary.
 //   mpirun -np 4 build/benchmarks/bench_comm
 // Every rank runs every benchmark a fixed number of iterations (collectives must pair up),
 // after one untimed call (first-call costs: pools, the watchdog thread, MPI's connections)
@@ -13,6 +14,7 @@
 #include <multigpu/algorithm/copy.hpp>
 #include <multigpu/comm/mpi_communicator.hpp>
 #include <multigpu/team/team_algorithms.hpp>
+#include <multigpu/team/team_mdarray.hpp>
 
 #include <benchmark/benchmark.h>
 #include <mpi.h>
@@ -278,6 +280,55 @@ void thrust_sort(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * sizeof(float));
 }
 
+// A 2-D 5-point stencil (periodic, halo 1) on a team_mdarray in slabs, one per rank, each
+// rank's box of range(0) floats in rows of 8192 on one slot of its GPU: every call exchanges
+// two faces per rank through host memory, overlapped with the inner region. Against the same
+// stencil on a distributed_mdarray of one rank's box in one process (its periodic halos
+// exchanged on the device): the cost of the ranks' exchange. With several ranks on one GPU,
+// they share it.
+struct five_point {
+  __device__ float operator()(const mg::stencil_accessor<float, 2>& u) const {
+    return 0.25f * (u(-1, 0) + u(1, 0) + u(0, -1) + u(0, 1));
+  }
+};
+constexpr std::size_t stencil_columns = 8192;
+
+template <class Array>
+void time_stencil(benchmark::State& state, Array& a, Array& b, const mg::device_group& g) {
+  auto call = [&] {
+    mg::stencil_transform(a, b, five_point{});
+    g.synchronize();
+  };
+  warm_up(call);
+  for (auto _ : state) call();
+  world().comm().barrier();
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 2 * static_cast<std::int64_t>(sizeof(float)));
+}
+
+void team_stencil_2d(benchmark::State& state) {
+  const std::size_t rows = static_cast<std::size_t>(state.range(0)) / stencil_columns;
+  const std::size_t ranks = static_cast<std::size_t>(world().size());
+  mg::team_mdarray_options<float, 2> o;
+  o.halo = {1, 1};
+  o.boundaries = {{{mg::boundary_kind::periodic}, {mg::boundary_kind::periodic}}};
+  o.rank_grid = {ranks, 1};
+  const mg::device_group g({device()});
+  mg::team_mdarray<float, 2> a(world(), {rows * ranks, stencil_columns}, 1.0f, g, o);
+  mg::team_mdarray<float, 2> b(world(), {rows * ranks, stencil_columns}, 0.0f, g, a.options());
+  time_stencil(state, a, b, g);
+}
+
+void local_stencil_2d(benchmark::State& state) {
+  const std::size_t rows = static_cast<std::size_t>(state.range(0)) / stencil_columns;
+  mg::mdarray_options<float, 2> o;
+  o.halo = {1, 1};
+  o.boundaries = {{{mg::boundary_kind::periodic}, {mg::boundary_kind::periodic}}};
+  const mg::device_group g({device()});
+  mg::distributed_mdarray<float, 2> a({rows, stencil_columns}, 1.0f, g, o);
+  mg::distributed_mdarray<float, 2> b({rows, stencil_columns}, 0.0f, g, a.options());
+  time_stencil(state, a, b, g);
+}
+
 // Collectives move whole buffers through host memory: up to 2^24 elements per rank.
 void sizes(benchmark::internal::Benchmark* b) {
   b->Iterations(iterations)->Unit(benchmark::kMicrosecond)->Arg(1)->Arg(1 << 10)->Arg(1 << 20)->Arg(1 << 24);
@@ -293,6 +344,10 @@ void large_sizes(benchmark::internal::Benchmark* b) {
 // Team algorithms move one partial per rank: up to 2^28 elements per rank.
 void team_sizes(benchmark::internal::Benchmark* b) {
   b->Iterations(iterations)->Unit(benchmark::kMicrosecond)->Arg(1 << 10)->Arg(1 << 16)->Arg(1 << 24)->Arg(1 << 28);
+}
+// Stencils: 2^20 to 2^26 floats per rank (128 to 8192 rows of 8192).
+void stencil_sizes(benchmark::internal::Benchmark* b) {
+  b->Iterations(iterations)->Unit(benchmark::kMicrosecond)->Arg(1 << 20)->Arg(1 << 24)->Arg(1 << 26);
 }
 // Team sorts move every element between ranks: up to 2^28 elements (1 GiB) per rank on the
 // default path and against its floor, the raw MPI_Alltoallv of the same bytes.
@@ -324,6 +379,8 @@ BENCHMARK(team_agreement)->Arg(1)->Iterations(2000)->Unit(benchmark::kMicrosecon
 BENCHMARK(local_sort)->Apply(sort_sizes);
 BENCHMARK(thrust_sort)->Apply(sort_sizes);
 BENCHMARK(raw_mpi_all_to_all_v)->Apply(sort_sizes);
+BENCHMARK(team_stencil_2d)->Apply(stencil_sizes);
+BENCHMARK(local_stencil_2d)->Apply(stencil_sizes);
 
 namespace {
 class silent_reporter : public benchmark::BenchmarkReporter {
