@@ -52,9 +52,10 @@ int main(int argc, char** argv) {
   std::size_t rows = 300, cols = 200;
   int iterations = 2000, every = 50;
   double tolerance = 1e-6;
-  CLI::App app("2-D Jacobi iteration for Laplace's equation on a team_mdarray over MPI ranks, checked against the "
-               "host on every rank.",
-               "mpi_jacobi2d");
+  CLI::App app(
+      "2-D Jacobi iteration for Laplace's equation on a team_mdarray over MPI ranks, checked against the "
+      "host on every rank.",
+      "mpi_jacobi2d");
   app.add_option("--slots", slots, "slots of its GPU per rank")->capture_default_str();
   app.add_option("--rows", rows, "rows (u = 1 beyond the first and the last)")->capture_default_str();
   app.add_option("--cols", cols, "columns (u = 0 beyond the first and the last)")->capture_default_str();
@@ -124,11 +125,11 @@ int main(int argc, char** argv) {
     for (std::size_t k = 0; k < h.size(); ++k) worst = std::max(worst, std::abs(got[k] - h[k]));
     const bool ok = worst <= 1e-9;
     if (me.rank == 0 || !ok)
-      std::printf("mpi_jacobi2d: rank %d of %d: %zu x %zu over a %zu x %zu grid of ranks, %d slot(s) each, %d sweeps, "
-                  "residual %.3g%s: largest difference from the host %.3g: %s\n",
-                  team.rank(), team.size(), rows, cols, u.options().rank_grid[0], u.options().rank_grid[1], slots, done,
-                  std::sqrt(residual2), residual2 < tolerance_squared ? " (converged)" : "", worst,
-                  ok ? "matches" : "DIFFERS");
+      std::printf(
+          "mpi_jacobi2d: rank %d of %d: %zu x %zu over a %zu x %zu grid of ranks, %d slot(s) each, %d sweeps, "
+          "residual %.3g%s: largest difference from the host %.3g: %s\n",
+          team.rank(), team.size(), rows, cols, u.options().rank_grid[0], u.options().rank_grid[1], slots, done,
+          std::sqrt(residual2), residual2 < tolerance_squared ? " (converged)" : "", worst, ok ? "matches" : "DIFFERS");
     if (!ok) status = 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mpi_jacobi2d: %s\n", e.what());

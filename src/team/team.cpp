@@ -34,6 +34,7 @@ const char* name_of(team_operation op) noexcept {
     case team_operation::mdarray_exchange_halos: return "exchange_halos of a team_mdarray";
     case team_operation::mdarray_stencil: return "stencil_transform of a team_mdarray";
     case team_operation::mdarray_reduce: return "reduce of a team_mdarray";
+    case team_operation::mdarray_reduce_replicated: return "reduce_replicated of a team_mdarray";
     case team_operation::mdarray_equal: return "equal of team_mdarrays";
     case team_operation::mdarray_to_host: return "team_mdarray::to_host";
     case team_operation::mdarray_copy: return "copy between team_mdarrays";

@@ -72,8 +72,10 @@ TEST(MdTeamLayout, GivenOffsetsMustCoverTheExtent) {
   EXPECT_THROW((mg::md_decomposition<1>({5}, {std::vector<std::size_t>{0, 4, 3, 5}})), std::invalid_argument);
   EXPECT_THROW((mg::md_decomposition<1>({5}, {std::vector<std::size_t>{5}})), std::invalid_argument);
   // Same extents and grid, other offsets: another layout.
-  EXPECT_FALSE((mg::md_decomposition<1>({5}, {std::vector<std::size_t>{0, 2, 5}})) == (mg::md_decomposition<1>({5}, {2})));
-  EXPECT_TRUE((mg::md_decomposition<1>({5}, {std::vector<std::size_t>{0, 3, 5}})) == (mg::md_decomposition<1>({5}, {2})));
+  EXPECT_FALSE((mg::md_decomposition<1>({5}, {std::vector<std::size_t>{0, 2, 5}})) ==
+               (mg::md_decomposition<1>({5}, {2})));
+  EXPECT_TRUE((mg::md_decomposition<1>({5}, {std::vector<std::size_t>{0, 3, 5}})) ==
+              (mg::md_decomposition<1>({5}, {2})));
 }
 
 /// Every rank packs its tiles' boxes, copies its local pairs, fills its host send block by its
@@ -121,7 +123,8 @@ void check_team_exchange(const idx<R>& n, const idx<R>& rank_grid, const idx<R>&
     tiles[t].assign(mg::detail::product(padded(t)), 0);
     const idx<R> off = layout.tiles().tile_offset(t);
     for_each_index<R>(ext, [&](const idx<R>& i) {
-      tiles[t][md_model::linear(padded(t), add(i, w))] = static_cast<std::int64_t>(md_model::linear(n, add(off, i))) + 1;
+      tiles[t][md_model::linear(padded(t), add(i, w))] =
+          static_cast<std::int64_t>(md_model::linear(n, add(off, i))) + 1;
     });
     send[t].assign(plan.send_count[t], 0);
     recv[t].assign(plan.recv_count[t], 0);
@@ -139,12 +142,14 @@ void check_team_exchange(const idx<R>& n, const idx<R>& rank_grid, const idx<R>&
       const auto& p = plan.pairs[k];
       ASSERT_EQ(layout.owner(p.src_slot).first, r);
       ASSERT_EQ(layout.owner(p.dst_slot).first, r);
-      for (std::size_t e = 0; e < p.count; ++e) recv[p.dst_slot].at(p.recv_offset + e) = send[p.src_slot].at(p.send_offset + e);
+      for (std::size_t e = 0; e < p.count; ++e)
+        recv[p.dst_slot].at(p.recv_offset + e) = send[p.src_slot].at(p.send_offset + e);
     }
     send_block[r].assign(routes[r].sent, -7);
     for (const auto& c : routes[r].sends) {
       const auto& p = plan.pairs[c.pair];
-      for (std::size_t e = 0; e < p.count; ++e) send_block[r].at(c.host_offset + e) = send[p.src_slot].at(p.send_offset + e);
+      for (std::size_t e = 0; e < p.count; ++e)
+        send_block[r].at(c.host_offset + e) = send[p.src_slot].at(p.send_offset + e);
     }
     recv_block[r].assign(routes[r].received, -9);
   }
@@ -156,7 +161,8 @@ void check_team_exchange(const idx<R>& n, const idx<R>& rank_grid, const idx<R>&
   for (std::size_t r = 0; r < ranks; ++r)
     for (const auto& c : routes[r].receives) {
       const auto& p = plan.pairs[c.pair];
-      for (std::size_t e = 0; e < p.count; ++e) recv[p.dst_slot].at(p.recv_offset + e) = recv_block[r].at(c.host_offset + e);
+      for (std::size_t e = 0; e < p.count; ++e)
+        recv[p.dst_slot].at(p.recv_offset + e) = recv_block[r].at(c.host_offset + e);
     }
   // Self pairs (one part in a periodic dimension) unpack from the send buffer.
   for (const auto& m : plan.moves) {
@@ -168,7 +174,8 @@ void check_team_exchange(const idx<R>& n, const idx<R>& rank_grid, const idx<R>&
   }
   for (const auto& f : plan.fills)
     for_each_index<R>(f.region.extent, [&](const idx<R>& i) {
-      tiles[f.slot].at(md_model::linear(padded(f.slot), add(f.region.start, i))) = -static_cast<std::int64_t>(f.dimension) - 1;
+      tiles[f.slot].at(md_model::linear(padded(f.slot), add(f.region.start, i))) =
+          -static_cast<std::int64_t>(f.dimension) - 1;
     });
   for (std::size_t t = 0; t < tiles_count; ++t) {
     if (layout.tiles().tile_empty(t)) continue;

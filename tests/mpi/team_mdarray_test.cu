@@ -82,14 +82,15 @@ void expect_halos(mg::team_mdarray<cell, R>& a, const std::array<bk, R>& b, cell
   mg::for_each_tile(a, [&](const mg::md_tile<cell, R>& t) {
     MULTIGPU_CUDA_TRY(cudaStreamSynchronize(t.stream));
     std::vector<cell> padded(t.with_halo.size());
-    MULTIGPU_CUDA_TRY(cudaMemcpy(padded.data(), t.with_halo.data_handle(), padded.size() * sizeof(cell),
-                                 cudaMemcpyDeviceToHost));
+    MULTIGPU_CUDA_TRY(
+        cudaMemcpy(padded.data(), t.with_halo.data_handle(), padded.size() * sizeof(cell), cudaMemcpyDeviceToHost));
     idx<R> pe{};
     for (std::size_t d = 0; d < R; ++d) pe[d] = t.with_halo.extent(d);
     md_model::for_each_index<R>(pe, [&](const idx<R>& at) {
       std::array<std::int64_t, R> g{};
       for (std::size_t d = 0; d < R; ++d)
-        g[d] = static_cast<std::int64_t>(t.offset[d]) + static_cast<std::int64_t>(at[d]) - static_cast<std::int64_t>(w[d]);
+        g[d] =
+            static_cast<std::int64_t>(t.offset[d]) + static_cast<std::int64_t>(at[d]) - static_cast<std::int64_t>(w[d]);
       const auto rule = md_model::expected_cell<R>(n, g, b);  // position + 1, a fill marker (< 0), or none
       const cell want = !rule ? untouched : *rule > 0 ? *rule + shift : *rule;
       ASSERT_EQ(padded[md_model::linear(pe, at)], want)
@@ -113,8 +114,8 @@ void check_exchange(const idx<R>& n, std::size_t w, const std::array<bk, R>& b) 
     SCOPED_TRACE(describe(n, w, g));
     const auto o = options_for<R>(w, b);
     const idx<R> rank_grid = mg::md_decomposition<R>::choose_grid(n, static_cast<std::size_t>(world_size()), o.halo);
-    const idx<R> slot_grid = mg::md_decomposition<R>::choose_grid(
-        mg::md_decomposition<R>(n, rank_grid).tile_extents(0), g.size(), o.halo);
+    const idx<R> slot_grid =
+        mg::md_decomposition<R>::choose_grid(mg::md_decomposition<R>(n, rank_grid).tile_extents(0), g.size(), o.halo);
     const std::vector<cell> host = numbered(n);
     if (!halo_fits(mg::md_team_layout<R>(n, rank_grid, slot_grid), w, b)) {
       EXPECT_THROW((mg::team_mdarray<cell, R>(t, n, std::span<const cell>(host), g, o)), std::length_error);
@@ -210,7 +211,8 @@ void check_stencil(const idx<R>& n, const std::array<bk, R>& b) {
   const mg::team t = world();
   for (const mg::device_group& g : groups())
     for (const auto schedule : {mg::stencil_schedule::overlapped, mg::stencil_schedule::exchange_first}) {
-      SCOPED_TRACE(describe(n, 1, g) + (schedule == mg::stencil_schedule::overlapped ? ", overlapped" : ", exchange first"));
+      SCOPED_TRACE(describe(n, 1, g) +
+                   (schedule == mg::stencil_schedule::overlapped ? ", overlapped" : ", exchange first"));
       const std::vector<cell> host = numbered(n);
       mg::team_mdarray<cell, R> in(t, n, std::span<const cell>(host), g, options_for<R>(1, b));
       mg::team_mdarray<cell, R> out(t, n, cell{0}, g, in.options());
@@ -261,7 +263,8 @@ TEST(TeamMdarray, JacobiStepsSwapReduceAndCompareLikeTheHostLoop) {
         for (std::size_t j = 0; j < n[1]; ++j) {
           const auto at = [&](std::int64_t a, std::int64_t c) {
             if (a < 0 || a >= static_cast<std::int64_t>(n[0])) return 1.0;
-            const std::size_t cw = static_cast<std::size_t>((c + static_cast<std::int64_t>(n[1])) % static_cast<std::int64_t>(n[1]));
+            const std::size_t cw =
+                static_cast<std::size_t>((c + static_cast<std::int64_t>(n[1])) % static_cast<std::int64_t>(n[1]));
             return host[static_cast<std::size_t>(a) * n[1] + cw];
           };
           const auto ii = static_cast<std::int64_t>(i), jj = static_cast<std::int64_t>(j);
@@ -275,6 +278,10 @@ TEST(TeamMdarray, JacobiStepsSwapReduceAndCompareLikeTheHostLoop) {
     double want = 0;
     for (double x : host) want += x * x;
     EXPECT_NEAR(mg::transform_reduce(u, 0.0, plus_d{}, square_of{}), want, 1e-9 * want);
+    // The same into a replicated value on the rank's slots, for kernels to read.
+    mg::replicated<double> r(g, -1.0);
+    mg::transform_reduce_replicated(u, 0.0, plus_d{}, square_of{}, r);
+    for (std::size_t s = 0; s < g.size(); ++s) EXPECT_NEAR(r.get(s), want, 1e-9 * want) << "slot " << s;
     // The change of the last sweep, through the two-array transform.
     mg::team_mdarray<double, 2> change(t, n, 0.0, g, u.options());
     mg::transform(u, next, change, difference{});

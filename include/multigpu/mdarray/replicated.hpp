@@ -137,6 +137,13 @@ class replicated {
   replicated& operator=(replicated&&) noexcept = default;
 
   const device_group& group() const noexcept { return group_; }
+  /// Writes `value` into every slot's copy, each in order on its slot's stream. No host wait.
+  void assign(const T& value) {
+    for (std::size_t s = 0; s < values_.size(); ++s) {
+      device_guard guard(group_.device(s));
+      detail::fill_bytes(values_[s].data(), 1, &value, sizeof(T), group_.stream(s));
+    }
+  }
   /// Slot `slot`'s copy, for kernels on that slot's stream.
   replicated_ref<T> ref(std::size_t slot) const { return {values_.at(slot).data()}; }
   /// Slot `slot`'s copy on the host: waits for that slot's stream.

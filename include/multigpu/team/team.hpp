@@ -61,6 +61,7 @@ enum class team_operation : std::uint32_t {
   mdarray_exchange_halos,
   mdarray_stencil,
   mdarray_reduce,
+  mdarray_reduce_replicated,
   mdarray_equal,
   mdarray_to_host,
   mdarray_copy,

@@ -27,9 +27,9 @@ class md_team_layout {
       : ranks_(extents, rank_grid), slot_grid_(slot_grid) {
     std::array<std::vector<std::size_t>, Rank> offsets;
     for (std::size_t d = 0; d < Rank; ++d) {
-      MULTIGPU_EXPECTS(slot_grid[d] > 0, detail::concat("team_mdarray: the slot grid (",
-                                                        detail::format_index(slot_grid, " x "),
-                                                        ") has no part in dimension ", d));
+      MULTIGPU_EXPECTS(slot_grid[d] > 0,
+                       detail::concat("team_mdarray: the slot grid (", detail::format_index(slot_grid, " x "),
+                                      ") has no part in dimension ", d));
       for (std::size_t c = 0; c < rank_grid[d]; ++c) {
         const std::vector<std::size_t> inner = detail::block_offsets(ranks_.part_extent(d, c), slot_grid[d]);
         for (std::size_t k = 0; k < slot_grid[d]; ++k) offsets[d].push_back(ranks_.part_offset(d, c) + inner[k]);

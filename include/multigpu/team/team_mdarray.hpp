@@ -113,8 +113,8 @@ class team_md_halo_engine {
       const auto& p = plan_.pairs[k];
       if (p.src_slot == p.dst_slot) continue;
       const std::size_t from = slot_of_[p.src_slot], to = slot_of_[p.dst_slot];
-      within_.push_back({from, send_[from].data() + p.send_offset, to, recv_[to].data() + p.recv_offset,
-                         p.count * sizeof(T)});
+      within_.push_back(
+          {from, send_[from].data() + p.send_offset, to, recv_[to].data() + p.recv_offset, p.count * sizeof(T)});
     }
     for (const auto& m : plan_.moves) {
       const std::size_t from = slot_of_[m.src_slot];
@@ -126,9 +126,10 @@ class team_md_halo_engine {
       if (to != no_slot) {
         // A tile that is its own neighbour (one part in a periodic dimension) unpacks straight
         // from its send buffer.
-        const T* source = m.src_slot == m.dst_slot ? send_[to].data() + m.send_offset : recv_[to].data() + m.recv_offset;
-        unpack_[to].push_back(make_box<T, Rank>(source, m.source.extent, {}, bases[to], padded[to], m.destination,
-                                                m.source.extent));
+        const T* source =
+            m.src_slot == m.dst_slot ? send_[to].data() + m.send_offset : recv_[to].data() + m.recv_offset;
+        unpack_[to].push_back(
+            make_box<T, Rank>(source, m.source.extent, {}, bases[to], padded[to], m.destination, m.source.extent));
       }
     }
     for (const auto& f : plan_.fills) {
@@ -249,7 +250,7 @@ class team_md_halo_engine {
   std::size_t me_;
   halo_exchange_plan<Rank> plan_;
   md_team_routes routes_;
-  std::vector<std::size_t> slot_of_;  ///< per tile of the whole array: this rank's slot, or no_slot
+  std::vector<std::size_t> slot_of_;         ///< per tile of the whole array: this rank's slot, or no_slot
   std::vector<transfer::byte_move> within_;  ///< the runs between this rank's own slots
   std::vector<device_buffer<T>> send_;
   std::vector<device_buffer<T>> recv_;
@@ -275,7 +276,7 @@ class team_mdarray {
   team_mdarray(multigpu::team t, const index_type& extents, const T& value, device_group local_group = default_group(),
                const options_type& options = {})
       : team_(std::move(t)), options_(options) {
-    build(extents, std::move(local_group), [&](distributed_mdarray<T, Rank>&) {}, value);
+    build(extents, std::move(local_group), value, [](distributed_mdarray<T, Rank>&) {});
   }
 
   /// Collective. The elements of the whole array in row-major order, the same on every rank
@@ -284,12 +285,12 @@ class team_mdarray {
   team_mdarray(multigpu::team t, const index_type& extents, std::span<const T> host,
                device_group local_group = default_group(), const options_type& options = {})
       : team_(std::move(t)), options_(options) {
-    build(extents, std::move(local_group), [&](distributed_mdarray<T, Rank>& local) {
+    build(extents, std::move(local_group), T{}, [&](distributed_mdarray<T, Rank>& local) {
       MULTIGPU_EXPECTS(host.size() == detail::product(extents),
                        detail::concat("team_mdarray: a host array of ", host.size(), " elements for extents (",
                                       detail::format_index(extents, " x "), ")"));
       local.copy_from_host(box_of(host, extents, layout_.ranks().tile_offset(me()), local.extents()));
-    }, T{});
+    });
   }
 
   team_mdarray(team_mdarray&&) noexcept = default;
@@ -325,10 +326,10 @@ class team_mdarray {
   /// Collective: the whole array, row-major, on every rank. Waits.
   std::vector<T> to_host() const {
     const std::size_t ranks = static_cast<std::size_t>(team_.size());
-    std::vector<T> mine = detail::run_collective(team_, team_operation::mdarray_to_host, sizeof(T), [&] {
-      return local_->to_host();
-    });
-    std::vector<std::size_t> send_counts(ranks, mine.size()), send_displs(ranks, 0), recv_counts(ranks), recv_displs(ranks);
+    std::vector<T> mine =
+        detail::run_collective(team_, team_operation::mdarray_to_host, sizeof(T), [&] { return local_->to_host(); });
+    std::vector<std::size_t> send_counts(ranks, mine.size()), send_displs(ranks, 0), recv_counts(ranks),
+        recv_displs(ranks);
     std::size_t total = 0;
     for (std::size_t r = 0; r < ranks; ++r) {
       recv_counts[r] = detail::product(layout_.ranks().tile_extents(r));
@@ -401,16 +402,16 @@ class team_mdarray {
   /// The rank-local step (grids, the local array, `then(local)`, the halo check of the whole
   /// array) under the team's entry, then one all_gather in which the ranks agree on the shape.
   template <class Then>
-  void build(const index_type& extents, device_group local_group, Then&& then, const T& value) {
+  void build(const index_type& extents, device_group local_group, const T& value, Then&& then) {
     const std::size_t ranks = static_cast<std::size_t>(team_.size());
     const std::size_t slots = local_group.size();
     local_ = detail::run_collective(team_, team_operation::mdarray_construct, sizeof(T), [&] {
       if (detail::all_zero(options_.rank_grid))
         options_.rank_grid = md_decomposition<Rank>::choose_grid(extents, ranks, options_.halo);
-      MULTIGPU_EXPECTS(detail::product(options_.rank_grid) == ranks,
-                       detail::concat("team_mdarray: the rank grid (", detail::format_index(options_.rank_grid, " x "),
-                                      ") has ", detail::product(options_.rank_grid), " places but the team has ",
-                                      ranks, " ranks"));
+      MULTIGPU_EXPECTS(
+          detail::product(options_.rank_grid) == ranks,
+          detail::concat("team_mdarray: the rank grid (", detail::format_index(options_.rank_grid, " x "), ") has ",
+                         detail::product(options_.rank_grid), " places but the team has ", ranks, " ranks"));
       const md_decomposition<Rank> boxes(extents, options_.rank_grid);
       if (detail::all_zero(options_.slot_grid))
         options_.slot_grid = md_decomposition<Rank>::choose_grid(boxes.tile_extents(0), slots, options_.halo);
@@ -426,7 +427,7 @@ class team_mdarray {
       local_options.halo = options_.halo;
       local_options.grid = options_.slot_grid;
       auto local = std::make_unique<distributed_mdarray<T, Rank>>(layout_.ranks().tile_extents(me()), value,
-                                                                   std::move(local_group), local_options);
+                                                                  std::move(local_group), local_options);
       then(*local);
       return local;
     });
@@ -443,9 +444,10 @@ class team_mdarray {
     const std::vector<std::uint64_t> all = team_.comm().all_gather(h);
     for (std::size_t r = 0; r < all.size(); ++r)
       MULTIGPU_EXPECTS(all[r] == all[0],
-                       detail::concat("team_mdarray: rank ", r, " asked for another array than rank 0 (extents, halo "
-                                      "widths, boundaries, rank grid or slot grid differ; rank ", me(),
-                                      " has extents (", detail::format_index(extents, " x "), "), slot grid (",
+                       detail::concat("team_mdarray: rank ", r,
+                                      " asked for another array than rank 0 (extents, halo "
+                                      "widths, boundaries, rank grid or slot grid differ; rank ",
+                                      me(), " has extents (", detail::format_index(extents, " x "), "), slot grid (",
                                       detail::format_index(options_.slot_grid, " x "), "))"));
   }
 
@@ -504,7 +506,8 @@ void stencil_transform(team_mdarray<T, Rank>& in, team_mdarray<U, Rank>& out, F 
       if (!overlapped)
         detail::launch_points(md_box<Rank>{{}, extents}, step, tile.stream, "team mdarray stencil");
       else if (inner)
-        detail::launch_points(stencil_inner_region(extents, widths), step, tile.stream, "team mdarray stencil interior");
+        detail::launch_points(stencil_inner_region(extents, widths), step, tile.stream,
+                              "team mdarray stencil interior");
       else
         for (const md_box<Rank>& box : stencil_outer_regions(extents, widths))
           detail::launch_points(box, step, tile.stream, "team mdarray stencil boundary");
@@ -582,8 +585,8 @@ std::optional<U> team_md_partial(const distributed_mdarray<T, Rank>& local, Op o
   for (std::size_t s = 0; s < local.tile_count(); ++s) {
     partial_value<U> p{};
     device_guard guard(local.group().device(s));
-    MULTIGPU_CUDA_TRY(cudaMemcpyAsync(&p, out.partials_of(s) + s, sizeof p, cudaMemcpyDeviceToHost,
-                                      local.group().stream(s)));
+    MULTIGPU_CUDA_TRY(
+        cudaMemcpyAsync(&p, out.partials_of(s) + s, sizeof p, cudaMemcpyDeviceToHost, local.group().stream(s)));
     MULTIGPU_CUDA_TRY(cudaStreamSynchronize(local.group().stream(s)));
     if (p.has) partial = partial ? static_cast<U>(op(*partial, p.value)) : p.value;
   }
@@ -608,6 +611,32 @@ U transform_reduce(const team_mdarray<T, Rank>& a, U init, Op reduce_op, F trans
 template <class T, std::size_t Rank, class U, class Op = cuda::std::plus<>>
 U reduce(const team_mdarray<T, Rank>& a, U init, Op op = {}) {
   return transform_reduce(a, init, op, detail::identity_op{});
+}
+
+/// Collective: transform_reduce over the whole array, written into every copy of `out` (a
+/// replicated value on this rank's local group, std::invalid_argument otherwise), each in order
+/// on its slot's stream, for kernels that read it through out.ref(s), as the single-process
+/// form. Unlike it, the host waits: for this rank's partials and one all_gather.
+template <class T, std::size_t Rank, class U, class Op, class F>
+void transform_reduce_replicated(const team_mdarray<T, Rank>& a, U init, Op reduce_op, F transform,
+                                 replicated<U>& out) {
+  const nvtx_range range("team mdarray reduce_replicated", a.size());
+  const auto partials =
+      detail::gather_collective<U>(a.team(), team_operation::mdarray_reduce_replicated, sizeof(T), [&] {
+        MULTIGPU_EXPECTS(out.group() == a.local().group(),
+                         "reduce_replicated: the result must be on the group of the rank's local array");
+        return detail::team_md_partial<T, Rank, U>(a.local(), reduce_op, transform);
+      });
+  U result = init;
+  for (const std::optional<U>& p : partials)
+    if (p) result = static_cast<U>(reduce_op(result, *p));
+  detail::agreed_step(a.team(), team_operation::mdarray_reduce_replicated, "write the replicated value",
+                      [&] { out.assign(result); });
+}
+
+template <class T, std::size_t Rank, class U, class Op>
+void reduce_replicated(const team_mdarray<T, Rank>& a, U init, Op op, replicated<U>& out) {
+  transform_reduce_replicated(a, init, op, detail::identity_op{}, out);
 }
 
 namespace detail {
@@ -744,8 +773,9 @@ class team_md_copy {
     std::set<std::size_t> waited;
     for (const run& r : uploads_) {
       device_guard guard(to_.group().device(r.slot));
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(recv_[r.slot].data() + r.device, static_cast<const T*>(recv_host_.data()) + r.host,
-                                        r.count * sizeof(T), cudaMemcpyHostToDevice, to_.group().stream(r.slot)));
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(recv_[r.slot].data() + r.device,
+                                        static_cast<const T*>(recv_host_.data()) + r.host, r.count * sizeof(T),
+                                        cudaMemcpyHostToDevice, to_.group().stream(r.slot)));
       waited.insert(r.slot);
     }
     for (std::size_t s = 0; s < unpack_.size(); ++s) {
