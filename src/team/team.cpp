@@ -38,6 +38,7 @@ const char* name_of(team_operation op) noexcept {
     case team_operation::mdarray_equal: return "equal of team_mdarrays";
     case team_operation::mdarray_to_host: return "team_mdarray::to_host";
     case team_operation::mdarray_copy: return "copy between team_mdarrays";
+    case team_operation::mdarray_get: return "team_mdarray::get";
   }
   return "an unknown operation";
 }

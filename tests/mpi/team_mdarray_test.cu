@@ -291,8 +291,13 @@ TEST(TeamMdarray, JacobiStepsSwapReduceAndCompareLikeTheHostLoop) {
     EXPECT_NEAR(mg::transform_reduce(change, 0.0, plus_d{}, square_of{}), change2, 1e-9 * change2 + 1e-300);
     mg::team_mdarray<double, 2> other(t, n, std::span<const double>(host), g, u.options());
     EXPECT_TRUE(mg::equal(u, other));
-    if (t.rank() == t.size() - 1) other.local().set({0, 0}, 42.0);
+    // Elements at a global index: the corner of the last rank's box, read on every rank.
+    const idx<2> corner = other.layout().ranks().tile_offset(static_cast<std::size_t>(t.size() - 1));
+    EXPECT_EQ(other.get(corner), host[corner[0] * n[1] + corner[1]]);
+    other.set(corner, 42.0);  // every rank calls it; the last rank writes
+    EXPECT_EQ(other.get(corner), 42.0);
     EXPECT_FALSE(mg::equal(u, other));
+    EXPECT_THROW((void)other.get({n[0], 0}), std::out_of_range);
     mg::fill(other, 2.0);
     EXPECT_DOUBLE_EQ(mg::reduce(other, 0.0, plus_d{}), 2.0 * static_cast<double>(host.size()));
   }

@@ -65,6 +65,7 @@ enum class team_operation : std::uint32_t {
   mdarray_equal,
   mdarray_to_host,
   mdarray_copy,
+  mdarray_get,
 };
 
 const char* name_of(team_operation op) noexcept;

@@ -323,6 +323,25 @@ class team_mdarray {
   distributed_mdarray<T, Rank>& local() noexcept { return *local_; }
   const distributed_mdarray<T, Rank>& local() const noexcept { return *local_; }
 
+  /// Collective: the element at global index i, on every rank (the rank that holds it reads it
+  /// and broadcasts it). std::out_of_range on every rank when i is outside the extents. Waits.
+  T get(const index_type& i) const {
+    const auto located = layout_.ranks().locate(i);  // the same on every rank
+    const std::size_t owner = located.first;
+    T value = detail::run_collective(team_, team_operation::mdarray_get, sizeof(T), [&] {
+      return owner == me() ? local_->get(located.second) : T{};
+    });
+    team_.comm().broadcast(host_memory, &value, 1, static_cast<int>(owner));
+    return value;
+  }
+  /// Writes the element at global index i if this rank holds it (in order on its slot's
+  /// stream), and does nothing on the other ranks: not collective, so any rank may call it.
+  /// std::out_of_range outside the extents.
+  void set(const index_type& i, const T& value) {
+    const auto [owner, local] = layout_.ranks().locate(i);
+    if (owner == me()) local_->set(local, value);
+  }
+
   /// Collective: the whole array, row-major, on every rank. Waits.
   std::vector<T> to_host() const {
     const std::size_t ranks = static_cast<std::size_t>(team_.size());
