@@ -339,6 +339,30 @@ TEST(TeamFaults, EveryAlgorithmEndsOnEveryRank) {
                    [&] { EXPECT_EQ(sum, std::accumulate(md_host.begin(), md_host.end(), 0)); }});
   cases.push_back({"team_mdarray to_host", md_inputs, [&] { gathered = md_in->to_host(); },
                    [&] { EXPECT_EQ(gathered, md_host); }});
+  cases.push_back({"team_mdarray exchange_halos", md_inputs, [&] { mg::exchange_halos(*md_in); },
+                   [&] {
+                     // The stencil reads the halos the exchange filled: the same sums as above.
+                     mg::stencil_transform(*md_in, *md_out, four_neighbours{}, mg::stencil_schedule::exchange_first);
+                     EXPECT_EQ(mg::reduce(*md_out, 0), 4 * std::accumulate(md_host.begin(), md_host.end(), 0));
+                   }});
+  cases.push_back({"team_mdarray copy to pencils", md_inputs,
+                   [&] {
+                     mg::team_mdarray_options<int, 2> pencils;
+                     pencils.rank_grid = {1, static_cast<std::size_t>(ranks)};
+                     md_out.emplace(t, md_extents, 0, one, pencils);
+                     mg::copy(*md_in, *md_out);
+                   },
+                   [&] { EXPECT_EQ(md_out->to_host(), md_host); }});
+  std::optional<mg::replicated<int>> md_sum;
+  cases.push_back({"team_mdarray reduce_replicated",
+                   [&] {
+                     md_inputs();
+                     md_sum.emplace(one, -1);
+                   },
+                   [&] { mg::reduce_replicated(*md_in, 0, cuda::std::plus<>{}, *md_sum); },
+                   [&] { EXPECT_EQ(md_sum->get(0), std::accumulate(md_host.begin(), md_host.end(), 0)); }});
+  cases.push_back({"team_mdarray get", md_inputs, [&] { sum = md_in->get({md_extents[0] - 1, md_extents[1] - 1}); },
+                   [&] { EXPECT_EQ(sum, md_host.back()); }});
   for (const team_case& c : cases) {
     SCOPED_TRACE(c.name);
     exercise(c);

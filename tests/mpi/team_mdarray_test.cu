@@ -303,8 +303,29 @@ TEST(TeamMdarray, JacobiStepsSwapReduceAndCompareLikeTheHostLoop) {
   }
 }
 
+/// Every halo cell of this rank's tiles holds `value`.
 template <std::size_t R>
-void check_copy(const idx<R>& n, const idx<R>& from_ranks, const idx<R>& to_ranks) {
+void expect_halos_hold(mg::team_mdarray<cell, R>& a, cell value) {
+  const idx<R> w = a.halo_widths();
+  mg::for_each_tile(a, [&](const mg::md_tile<cell, R>& t) {
+    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(t.stream));
+    std::vector<cell> padded(t.with_halo.size());
+    MULTIGPU_CUDA_TRY(
+        cudaMemcpy(padded.data(), t.with_halo.data_handle(), padded.size() * sizeof(cell), cudaMemcpyDeviceToHost));
+    idx<R> pe{};
+    for (std::size_t d = 0; d < R; ++d) pe[d] = t.with_halo.extent(d);
+    md_model::for_each_index<R>(pe, [&](const idx<R>& at) {
+      bool halo = false;
+      for (std::size_t d = 0; d < R; ++d) halo = halo || at[d] < w[d] || at[d] >= pe[d] - w[d];
+      if (halo)
+        ASSERT_EQ(padded[md_model::linear(pe, at)], value)
+            << "rank " << world_rank() << " slot " << t.slot << " halo cell (" << mg::detail::format_index(at) << ")";
+    });
+  });
+}
+
+template <std::size_t R>
+void check_copy(const idx<R>& n, const idx<R>& from_ranks, const idx<R>& to_ranks, std::size_t to_halo) {
   const mg::team t = world();
   const auto gs = groups();
   const std::vector<cell> host = numbered(n);
@@ -315,11 +336,12 @@ void check_copy(const idx<R>& n, const idx<R>& from_ranks, const idx<R>& to_rank
       mg::team_mdarray_options<cell, R> of, ot;
       of.rank_grid = from_ranks;
       ot.rank_grid = to_ranks;
-      ot.halo.fill(2);
+      ot.halo.fill(to_halo);
       mg::team_mdarray<cell, R> from(t, n, std::span<const cell>(host), gf, of);
       mg::team_mdarray<cell, R> to(t, n, cell{-1}, gt, ot);
       mg::copy(from, to);
       EXPECT_EQ(to.to_host(), host);
+      expect_halos_hold(to, cell{-1});  // a copy leaves halos be
       // Back again, into an array that held something else.
       mg::fill(from, cell{5});
       mg::copy(to, from);
@@ -329,10 +351,10 @@ void check_copy(const idx<R>& n, const idx<R>& from_ranks, const idx<R>& to_rank
 
 TEST(TeamMdarray, CopyBetweenLayoutsSlabsToPencils) {
   const std::size_t p = static_cast<std::size_t>(world_size());
-  check_copy<2>({13, 11}, {p, 1}, {1, p});
-  check_copy<2>({2, 3}, {p, 1}, {1, p});  // some ranks' boxes empty from 3 ranks on
-  check_copy<3>({7, 6, 9}, {p, 1, 1}, {1, 1, p});
-  check_copy<3>({7, 6, 9}, {1, p, 1}, {1, 1, p});
+  check_copy<2>({13, 11}, {p, 1}, {1, p}, 2);
+  check_copy<2>({2, 3}, {p, 1}, {1, p}, 1);  // some ranks' boxes empty from 3 ranks on
+  check_copy<3>({7, 6, 9}, {p, 1, 1}, {1, 1, p}, 2);
+  check_copy<3>({7, 6, 9}, {1, p, 1}, {1, 1, p}, 1);
   // Other extents: std::invalid_argument on every rank, before any message.
   const mg::team t = world();
   mg::team_mdarray<int, 2> a(t, {4, 4}, 0, groups()[0]), b(t, {4, 5}, 0, groups()[0]);

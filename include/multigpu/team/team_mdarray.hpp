@@ -31,6 +31,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -147,12 +148,13 @@ class team_md_halo_engine {
   team_md_halo_engine(const team_md_halo_engine&) = delete;
   team_md_halo_engine& operator=(const team_md_halo_engine&) = delete;
 
-  /// The last uploads read the pinned receive block, freed here: the host waits for them. (The
-  /// device buffers go back to their pools on their own streams, after every copy that reads
-  /// them: copy_between orders the senders' streams after its copies.)
+  /// The last uploads read the pinned receive block, freed here, and a send side that failed
+  /// may have left downloads into the send block: the host waits for them. (The device buffers
+  /// go back to their pools on their own streams, after every copy that reads them:
+  /// copy_between orders the senders' streams after its copies.)
   ~team_md_halo_engine() {
     try {
-      wait_for_uploads();
+      wait_for_host_copies();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "multigpu: team_mdarray: waiting for the last halo uploads failed: %s\n", e.what());
     }
@@ -162,12 +164,13 @@ class team_md_halo_engine {
     event_pool& events = resources_of(group_).events();
     const std::size_t slots = send_.size();
     // The last exchange's uploads read the receive block, which move() writes.
-    wait_for_uploads();
+    wait_for_host_copies();
     for (std::size_t s = 0; s < slots; ++s) {
       device_guard guard(group_.device(s));
       launch_boxes<T, Rank>(pack_[s], group_.stream(s), "team mdarray halo pack");
     }
     std::vector<bool> downloads(slots, false);
+    pending_host_copies_ = !routes_.sends.empty();  // until the host has waited for the downloads
     for (const auto& c : routes_.sends) {
       const auto& p = plan_.pairs[c.pair];
       const std::size_t s = slot_of_[p.src_slot];
@@ -187,6 +190,7 @@ class team_md_halo_engine {
     // Between the rank's own slots, by the group's routes.
     if (!within_.empty()) transfer::copy_between(group_, group_, within_);
     for (const event_pool::handle& e : downloaded) e.synchronize();
+    pending_host_copies_ = false;
   }
 
   /// Collective: the runs between ranks (nothing for a team of one).
@@ -202,7 +206,7 @@ class team_md_halo_engine {
     event_pool& events = resources_of(group_).events();
     const std::size_t slots = send_.size();
     std::vector<bool> uploads(slots, false);
-    pending_uploads_ = !routes_.receives.empty();  // until every slot's mark is recorded
+    pending_host_copies_ = !routes_.receives.empty();  // until every slot's mark is recorded
     for (const auto& c : routes_.receives) {
       const auto& p = plan_.pairs[c.pair];
       const std::size_t s = slot_of_[p.dst_slot];
@@ -218,7 +222,7 @@ class team_md_halo_engine {
       device_guard guard(group_.device(s));
       uploaded_[s] = events.record(group_.device(s), group_.stream(s));
     }
-    pending_uploads_ = false;
+    pending_host_copies_ = false;
     for (std::size_t s = 0; s < slots; ++s) {
       device_guard guard(group_.device(s));
       launch_boxes<T, Rank>(unpack_[s], group_.stream(s), "team mdarray halo unpack");
@@ -228,20 +232,20 @@ class team_md_halo_engine {
  private:
   static constexpr std::size_t no_slot = ~std::size_t{0};
 
-  /// The host waits for every slot's last uploads (those of a receive side that failed
-  /// half-way included: an upload enqueued without its mark is waited for by the stream).
-  void wait_for_uploads() {
+  /// The host waits for every slot's last uploads, and for the copies between a pinned block
+  /// and the devices of a side that failed half-way (without their marks: by the streams).
+  void wait_for_host_copies() {
     for (std::size_t s = 0; s < uploaded_.size(); ++s)
       if (uploaded_[s]) {
         uploaded_[s].synchronize();
         uploaded_[s] = {};
       }
-    if (pending_uploads_) {
+    if (pending_host_copies_) {
       for (std::size_t s = 0; s < uploaded_.size(); ++s) {
         device_guard guard(group_.device(s));
         MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group_.stream(s)));
       }
-      pending_uploads_ = false;
+      pending_host_copies_ = false;
     }
   }
 
@@ -259,7 +263,7 @@ class team_md_halo_engine {
   pinned_buffer send_host_;
   pinned_buffer recv_host_;
   std::vector<event_pool::handle> uploaded_;  ///< per slot: its last uploads, until waited for
-  bool pending_uploads_ = false;              ///< uploads enqueued whose marks may be missing
+  bool pending_host_copies_ = false;          ///< pinned-block copies enqueued, not yet waited for or marked
 };
 
 }  // namespace detail
@@ -323,15 +327,23 @@ class team_mdarray {
   distributed_mdarray<T, Rank>& local() noexcept { return *local_; }
   const distributed_mdarray<T, Rank>& local() const noexcept { return *local_; }
 
-  /// Collective: the element at global index i, on every rank (the rank that holds it reads it
-  /// and broadcasts it). std::out_of_range on every rank when i is outside the extents. Waits.
+  /// Collective: the element at global index i, on every rank (the rank that holds it reads it;
+  /// one all_gather). std::out_of_range outside the extents, std::invalid_argument on every rank
+  /// when the ranks asked for indices held by different ranks. Waits.
   T get(const index_type& i) const {
-    const auto located = layout_.ranks().locate(i);  // the same on every rank
-    const std::size_t owner = located.first;
-    T value = detail::run_collective(team_, team_operation::mdarray_get, sizeof(T), [&] {
-      return owner == me() ? local_->get(located.second) : T{};
+    const auto held = detail::gather_collective<T>(team_, team_operation::mdarray_get, sizeof(T), [&] {
+      const auto located = layout_.ranks().locate(i);
+      return located.first == me() ? std::optional<T>(local_->get(located.second)) : std::nullopt;
     });
-    team_.comm().broadcast(host_memory, &value, 1, static_cast<int>(owner));
+    std::size_t holders = 0;
+    T value{};
+    for (const std::optional<T>& h : held)
+      if (h) {
+        ++holders;
+        value = *h;
+      }
+    MULTIGPU_EXPECTS(holders == 1, detail::concat("team_mdarray::get: the ranks asked for different elements (",
+                                                  holders, " ranks hold the one they were asked for)"));
     return value;
   }
   /// Writes the element at global index i if this rank holds it (in order on its slot's
@@ -759,24 +771,50 @@ class team_md_copy {
     if (received > 0) recv_host_ = pinned_buffer(received * sizeof(T), pinned_buffer::mapping::none);
   }
 
+  /// A copy that failed half-way may have left copies between a pinned block and the devices:
+  /// the host waits for their streams before the blocks are freed.
+  ~team_md_copy() {
+    if (!pending_) return;
+    try {
+      for (const run& r : downloads_) {
+        device_guard guard(from_.group().device(r.slot));
+        MULTIGPU_CUDA_TRY(cudaStreamSynchronize(from_.group().stream(r.slot)));
+      }
+      for (const run& r : uploads_) {
+        device_guard guard(to_.group().device(r.slot));
+        MULTIGPU_CUDA_TRY(cudaStreamSynchronize(to_.group().stream(r.slot)));
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "multigpu: team_mdarray copy: waiting for its host copies failed: %s\n", e.what());
+    }
+  }
+  team_md_copy(const team_md_copy&) = delete;
+  team_md_copy& operator=(const team_md_copy&) = delete;
+
   void send_side() {
     for (std::size_t s = 0; s < pack_.size(); ++s) {
       if (pack_[s].empty()) continue;
       device_guard guard(from_.group().device(s));
       launch_boxes<T, Rank>(pack_[s], from_.group().stream(s), "team mdarray copy pack");
     }
-    std::set<std::size_t> waited;
+    pending_ = true;
+    std::set<std::size_t> slots;
     for (const run& r : downloads_) {
       device_guard guard(from_.group().device(r.slot));
       MULTIGPU_CUDA_TRY(cudaMemcpyAsync(static_cast<T*>(send_host_.data()) + r.host, send_[r.slot].data() + r.device,
                                         r.count * sizeof(T), cudaMemcpyDeviceToHost, from_.group().stream(r.slot)));
-      waited.insert(r.slot);
+      slots.insert(r.slot);
+    }
+    // The host waits for the downloads alone, not for what the streams do after them.
+    event_pool& events = resources_of(from_.group()).events();
+    std::vector<event_pool::handle> downloaded;
+    for (std::size_t s : slots) {
+      device_guard guard(from_.group().device(s));
+      downloaded.push_back(events.record(from_.group().device(s), from_.group().stream(s)));
     }
     transfer::copy_between(from_.group(), to_.group(), within_);
-    for (std::size_t s : waited) {
-      device_guard guard(from_.group().device(s));
-      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(from_.group().stream(s)));
-    }
+    for (const event_pool::handle& e : downloaded) e.synchronize();
+    pending_ = false;
   }
 
   /// Collective: the runs between ranks (nothing for a team of one).
@@ -787,25 +825,31 @@ class team_md_copy {
                               static_cast<T*>(recv_host_.data()), span(counts_[2]), span(counts_[3]));
   }
 
-  /// Uploads and unpacks; waits for the uploads, whose pinned block goes with this object.
+  /// Uploads and unpacks; the host waits for the uploads (not the unpacks), whose pinned block
+  /// goes with this object.
   void receive_side() {
-    std::set<std::size_t> waited;
+    pending_ = true;
+    std::set<std::size_t> slots;
     for (const run& r : uploads_) {
       device_guard guard(to_.group().device(r.slot));
       MULTIGPU_CUDA_TRY(cudaMemcpyAsync(recv_[r.slot].data() + r.device,
                                         static_cast<const T*>(recv_host_.data()) + r.host, r.count * sizeof(T),
                                         cudaMemcpyHostToDevice, to_.group().stream(r.slot)));
-      waited.insert(r.slot);
+      slots.insert(r.slot);
+    }
+    event_pool& events = resources_of(to_.group()).events();
+    std::vector<event_pool::handle> uploaded;
+    for (std::size_t s : slots) {
+      device_guard guard(to_.group().device(s));
+      uploaded.push_back(events.record(to_.group().device(s), to_.group().stream(s)));
     }
     for (std::size_t s = 0; s < unpack_.size(); ++s) {
       if (unpack_[s].empty()) continue;
       device_guard guard(to_.group().device(s));
       launch_boxes<T, Rank>(unpack_[s], to_.group().stream(s), "team mdarray copy unpack");
     }
-    for (std::size_t s : waited) {
-      device_guard guard(to_.group().device(s));
-      MULTIGPU_CUDA_TRY(cudaStreamSynchronize(to_.group().stream(s)));
-    }
+    for (const event_pool::handle& e : uploaded) e.synchronize();
+    pending_ = false;
   }
 
  private:
@@ -824,6 +868,7 @@ class team_md_copy {
   std::vector<run> downloads_, uploads_;
   std::vector<std::vector<std::size_t>> counts_;
   pinned_buffer send_host_, recv_host_;
+  bool pending_ = false;  ///< copies to or from a pinned block enqueued and not yet waited for
 };
 }  // namespace detail
 

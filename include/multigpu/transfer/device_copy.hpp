@@ -3,8 +3,10 @@
 // takes the route the topology allows: a copy on one device, a peer copy
 // (cudaMemcpyPeerAsync) over a verified link, or staging through pinned host memory in
 // double-buffered chunks. Ordering is by events between the streams involved; the host
-// never waits. Afterwards later work on either side's streams sees the copied data, and
-// the source may be freed or overwritten safely.
+// never waits. Each copy follows the earlier work of the streams it runs after (a direct
+// copy: both sides'; a staged one: its download the source's, its upload the destination's).
+// Afterwards later work on the destination's streams sees the copied data, and the source's
+// stream follows every read of the source, so it may be freed or overwritten on that stream.
 
 #include <cstddef>
 #include <span>
