@@ -73,12 +73,10 @@ bool halo_fits(const mg::md_team_layout<R>& layout, std::size_t w, const std::ar
 
 constexpr cell untouched = -999;  // what halos hold before an exchange; "none" leaves it there
 
-/// Every cell of every padded tile of this rank against the halo rule (md_index_model.hpp),
-/// the interiors having had `shift` added to their numbers.
-template <std::size_t R>
-void expect_halos(mg::team_mdarray<cell, R>& a, const std::array<bk, R>& b, cell shift) {
-  const idx<R> n = a.extents();
-  const idx<R> w = a.halo_widths();
+/// f(tile, at, value, padded extents) for every cell `at` of every padded tile of this rank, as
+/// the tile holds it once its stream is done.
+template <std::size_t R, class F>
+void for_each_padded_cell(mg::team_mdarray<cell, R>& a, F&& f) {
   mg::for_each_tile(a, [&](const mg::md_tile<cell, R>& t) {
     MULTIGPU_CUDA_TRY(cudaStreamSynchronize(t.stream));
     std::vector<cell> padded(t.with_halo.size());
@@ -86,16 +84,25 @@ void expect_halos(mg::team_mdarray<cell, R>& a, const std::array<bk, R>& b, cell
         cudaMemcpy(padded.data(), t.with_halo.data_handle(), padded.size() * sizeof(cell), cudaMemcpyDeviceToHost));
     idx<R> pe{};
     for (std::size_t d = 0; d < R; ++d) pe[d] = t.with_halo.extent(d);
-    md_model::for_each_index<R>(pe, [&](const idx<R>& at) {
-      std::array<std::int64_t, R> g{};
-      for (std::size_t d = 0; d < R; ++d)
-        g[d] =
-            static_cast<std::int64_t>(t.offset[d]) + static_cast<std::int64_t>(at[d]) - static_cast<std::int64_t>(w[d]);
-      const auto rule = md_model::expected_cell<R>(n, g, b);  // position + 1, a fill marker (< 0), or none
-      const cell want = !rule ? untouched : *rule > 0 ? *rule + shift : *rule;
-      ASSERT_EQ(padded[md_model::linear(pe, at)], want)
-          << "rank " << world_rank() << " slot " << t.slot << " padded cell (" << mg::detail::format_index(at) << ")";
-    });
+    md_model::for_each_index<R>(pe, [&](const idx<R>& at) { f(t, at, padded[md_model::linear(pe, at)], pe); });
+  });
+}
+
+/// Every cell of every padded tile of this rank against the halo rule (md_index_model.hpp),
+/// the interiors having had `shift` added to their numbers.
+template <std::size_t R>
+void expect_halos(mg::team_mdarray<cell, R>& a, const std::array<bk, R>& b, cell shift) {
+  const idx<R> n = a.extents();
+  const idx<R> w = a.halo_widths();
+  for_each_padded_cell(a, [&](const mg::md_tile<cell, R>& t, const idx<R>& at, cell got, const idx<R>&) {
+    std::array<std::int64_t, R> g{};
+    for (std::size_t d = 0; d < R; ++d)
+      g[d] =
+          static_cast<std::int64_t>(t.offset[d]) + static_cast<std::int64_t>(at[d]) - static_cast<std::int64_t>(w[d]);
+    const auto rule = md_model::expected_cell<R>(n, g, b);  // position + 1, a fill marker (< 0), or none
+    const cell want = !rule ? untouched : *rule > 0 ? *rule + shift : *rule;
+    ASSERT_EQ(got, want) << "rank " << world_rank() << " slot " << t.slot << " padded cell ("
+                         << mg::detail::format_index(at) << ")";
   });
 }
 
@@ -307,20 +314,12 @@ TEST(TeamMdarray, JacobiStepsSwapReduceAndCompareLikeTheHostLoop) {
 template <std::size_t R>
 void expect_halos_hold(mg::team_mdarray<cell, R>& a, cell value) {
   const idx<R> w = a.halo_widths();
-  mg::for_each_tile(a, [&](const mg::md_tile<cell, R>& t) {
-    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(t.stream));
-    std::vector<cell> padded(t.with_halo.size());
-    MULTIGPU_CUDA_TRY(
-        cudaMemcpy(padded.data(), t.with_halo.data_handle(), padded.size() * sizeof(cell), cudaMemcpyDeviceToHost));
-    idx<R> pe{};
-    for (std::size_t d = 0; d < R; ++d) pe[d] = t.with_halo.extent(d);
-    md_model::for_each_index<R>(pe, [&](const idx<R>& at) {
-      bool halo = false;
-      for (std::size_t d = 0; d < R; ++d) halo = halo || at[d] < w[d] || at[d] >= pe[d] - w[d];
-      if (halo)
-        ASSERT_EQ(padded[md_model::linear(pe, at)], value)
-            << "rank " << world_rank() << " slot " << t.slot << " halo cell (" << mg::detail::format_index(at) << ")";
-    });
+  for_each_padded_cell(a, [&](const mg::md_tile<cell, R>& t, const idx<R>& at, cell got, const idx<R>& pe) {
+    bool halo = false;
+    for (std::size_t d = 0; d < R; ++d) halo = halo || at[d] < w[d] || at[d] >= pe[d] - w[d];
+    if (halo)
+      ASSERT_EQ(got, value) << "rank " << world_rank() << " slot " << t.slot << " halo cell ("
+                            << mg::detail::format_index(at) << ")";
   });
 }
 

@@ -131,18 +131,13 @@ void copy(const distributed_mdarray<T, Rank>& from, distributed_mdarray<T, Rank>
     std::size_t recv_offset;
   };
   std::vector<routed> through;
-  const auto local_start = [](const md_index<Rank>& global, const md_index<Rank>& origin, const md_index<Rank>& halo) {
-    md_index<Rank> at{};
-    for (std::size_t d = 0; d < Rank; ++d) at[d] = global[d] - origin[d] + halo[d];
-    return at;
-  };
   for (const auto& m : moves) {
     const auto ts = from.tile(m.src_slot);
     const auto td = to.tile(m.dst_slot);
     const md_index<Rank> src_padded = padded_extents(from.layout().tile_extents(m.src_slot), from.halo_widths());
     const md_index<Rank> dst_padded = padded_extents(to.layout().tile_extents(m.dst_slot), to.halo_widths());
-    const md_index<Rank> src_at = local_start(m.global.start, ts.offset, from.halo_widths());
-    const md_index<Rank> dst_at = local_start(m.global.start, td.offset, to.halo_widths());
+    const md_index<Rank> src_at = detail::padded_position(m.global.start, ts.offset, from.halo_widths());
+    const md_index<Rank> dst_at = detail::padded_position(m.global.start, td.offset, to.halo_widths());
     if (same_group && m.src_slot == m.dst_slot) {
       unpack[m.dst_slot].push_back(detail::make_box<T, Rank>(ts.with_halo.data_handle(), src_padded, src_at,
                                                              td.with_halo.data_handle(), dst_padded, dst_at,
@@ -167,13 +162,12 @@ void copy(const distributed_mdarray<T, Rank>& from, distributed_mdarray<T, Rank>
     const md_index<Rank> dst_padded = padded_extents(to.layout().tile_extents(m.dst_slot), to.halo_widths());
     T* packed_src = send[m.src_slot].data() + r.send_offset;
     T* packed_dst = recv[m.dst_slot].data() + r.recv_offset;
-    pack[m.src_slot].push_back(detail::make_box<T, Rank>(ts.with_halo.data_handle(), src_padded,
-                                                         local_start(m.global.start, ts.offset, from.halo_widths()),
-                                                         packed_src, m.global.extent, {}, m.global.extent));
-    unpack[m.dst_slot].push_back(detail::make_box<T, Rank>(packed_dst, m.global.extent, {}, td.with_halo.data_handle(),
-                                                           dst_padded,
-                                                           local_start(m.global.start, td.offset, to.halo_widths()),
-                                                           m.global.extent));
+    pack[m.src_slot].push_back(detail::make_box<T, Rank>(
+        ts.with_halo.data_handle(), src_padded, detail::padded_position(m.global.start, ts.offset, from.halo_widths()),
+        packed_src, m.global.extent, {}, m.global.extent));
+    unpack[m.dst_slot].push_back(detail::make_box<T, Rank>(
+        packed_dst, m.global.extent, {}, td.with_halo.data_handle(), dst_padded,
+        detail::padded_position(m.global.start, td.offset, to.halo_widths()), m.global.extent));
     bytes.push_back({m.src_slot, packed_src, m.dst_slot, packed_dst, m.global.count() * sizeof(T)});
   }
   for (std::size_t s = 0; s < src_slots; ++s) {

@@ -205,18 +205,34 @@ void gather_and_fold(replicated<U>& out, U init, Op op) {
   }
 }
 
-/// Every slot's partial over its tile of `a`, read by reader_of(slot, extent), then folded on
-/// every slot: the mdarray forms of transform_reduce_replicated.
+/// Every slot's partial over its tile of `a`, read by reader_of(slot, extent), into the slot's
+/// own row of out's partials.
 template <class T, std::size_t Rank, class U, class Op, class ReaderOf>
-void reduce_tiles_replicated(const distributed_mdarray<T, Rank>& a, U init, Op reduce_op, replicated<U>& out,
-                             ReaderOf reader_of) {
-  MULTIGPU_EXPECTS(out.group() == a.group(), "reduce_replicated: the result must be on the array's group");
+void tile_partials(const distributed_mdarray<T, Rank>& a, Op reduce_op, replicated<U>& out, ReaderOf reader_of) {
   for (std::size_t s = 0; s < a.tile_count(); ++s) {
     const md_index<Rank> e = a.layout().tile_extents(s);
     md_point<Rank> extent;
     for (std::size_t d = 0; d < Rank; ++d) extent[d] = e[d];
     local_partial(out, s, a.tile(s).empty() ? 0 : product(e), reader_of(s, extent), reduce_op);
   }
+}
+
+/// reader_of for transform(x) over the tiles of `a` (transform may be per_slot{make}).
+template <class U, class T, std::size_t Rank, class F>
+auto transformed_tiles(const distributed_mdarray<T, Rank>& a, const F& transform) {
+  return [&a, &transform](std::size_t s, const md_point<Rank>& extent) {
+    auto f = bind_slot(transform, s);
+    return tile_reader<T, U, Rank, decltype(f)>{a.tile(s).ref(), extent, f};
+  };
+}
+
+/// Every slot's partial, then folded on every slot: the mdarray forms of
+/// transform_reduce_replicated.
+template <class T, std::size_t Rank, class U, class Op, class ReaderOf>
+void reduce_tiles_replicated(const distributed_mdarray<T, Rank>& a, U init, Op reduce_op, replicated<U>& out,
+                             ReaderOf reader_of) {
+  MULTIGPU_EXPECTS(out.group() == a.group(), "reduce_replicated: the result must be on the array's group");
+  tile_partials(a, reduce_op, out, reader_of);
   gather_and_fold(out, init, reduce_op);
 }
 }  // namespace detail
@@ -229,10 +245,7 @@ template <class T, std::size_t Rank, class U, class Op, class F>
 void transform_reduce_replicated(const distributed_mdarray<T, Rank>& a, U init, Op reduce_op, F transform,
                                  replicated<U>& out) {
   const nvtx_range range("mdarray reduce_replicated", a.size());
-  detail::reduce_tiles_replicated(a, init, reduce_op, out, [&](std::size_t s, const detail::md_point<Rank>& extent) {
-    auto f = detail::bind_slot(transform, s);
-    return detail::tile_reader<T, U, Rank, decltype(f)>{a.tile(s).ref(), extent, f};
-  });
+  detail::reduce_tiles_replicated(a, init, reduce_op, out, detail::transformed_tiles<U>(a, transform));
 }
 
 /// out = init op transform(a(i), b(i)) op ... over every interior index i (the largest change

@@ -22,6 +22,8 @@
 #include <multigpu/team/team.hpp>
 #include <multigpu/team/team_md_layout.hpp>
 #include <multigpu/team/team_vector.hpp>
+#include <multigpu/transfer/device_copy.hpp>
+#include <multigpu/transfer/host_transfer.hpp>
 
 #include <array>
 #include <cstddef>
@@ -31,7 +33,6 @@
 #include <exception>
 #include <memory>
 #include <optional>
-#include <set>
 #include <span>
 #include <vector>
 
@@ -117,29 +118,15 @@ class team_md_halo_engine {
       within_.push_back(
           {from, send_[from].data() + p.send_offset, to, recv_[to].data() + p.recv_offset, p.count * sizeof(T)});
     }
-    for (const auto& m : plan_.moves) {
-      const std::size_t from = slot_of_[m.src_slot];
-      const std::size_t to = slot_of_[m.dst_slot];
-      if (from != no_slot)
-        pack_[from].push_back(make_box<T, Rank>(bases[from], padded[from], m.source.start,
-                                                send_[from].data() + m.send_offset, m.source.extent, {},
-                                                m.source.extent));
-      if (to != no_slot) {
-        // A tile that is its own neighbour (one part in a periodic dimension) unpacks straight
-        // from its send buffer.
-        const T* source =
-            m.src_slot == m.dst_slot ? send_[to].data() + m.send_offset : recv_[to].data() + m.recv_offset;
-        unpack_[to].push_back(
-            make_box<T, Rank>(source, m.source.extent, {}, bases[to], padded[to], m.destination, m.source.extent));
-      }
-    }
-    for (const auto& f : plan_.fills) {
-      const std::size_t to = slot_of_[f.slot];
-      if (to == no_slot) continue;
-      strided_box<T, Rank> b =
-          make_box<T, Rank>(nullptr, f.region.extent, {}, bases[to], padded[to], f.region.start, f.region.extent);
-      b.value = boundaries[f.dimension].value;
-      unpack_[to].push_back(b);
+    std::array<T, Rank> fill_values{};
+    for (std::size_t d = 0; d < Rank; ++d) fill_values[d] = boundaries[d].value;
+    plan_halo_boxes<T, Rank>(
+        plan_, [this](std::size_t tile) { return slot_of_[tile]; }, no_slot, bases, padded, send_, recv_, fill_values,
+        pack_, unpack_);
+    for (const auto& c : routes_.sends) {  // in the send block's order (host offsets ascend)
+      const auto& p = plan_.pairs[c.pair];
+      const std::size_t s = slot_of_[p.src_slot];
+      downloads_.push_back({group_.device(s), group_.stream(s), send_[s].data() + p.send_offset, p.count * sizeof(T)});
     }
     if (routes_.sent > 0) send_host_ = pinned_buffer(routes_.sent * sizeof(T), pinned_buffer::mapping::none);
     if (routes_.received > 0) recv_host_ = pinned_buffer(routes_.received * sizeof(T), pinned_buffer::mapping::none);
@@ -161,7 +148,6 @@ class team_md_halo_engine {
   }
 
   void send_side() {
-    event_pool& events = resources_of(group_).events();
     const std::size_t slots = send_.size();
     // The last exchange's uploads read the receive block, which move() writes.
     wait_for_host_copies();
@@ -169,28 +155,12 @@ class team_md_halo_engine {
       device_guard guard(group_.device(s));
       launch_boxes<T, Rank>(pack_[s], group_.stream(s), "team mdarray halo pack");
     }
-    std::vector<bool> downloads(slots, false);
-    pending_host_copies_ = !routes_.sends.empty();  // until the host has waited for the downloads
-    for (const auto& c : routes_.sends) {
-      const auto& p = plan_.pairs[c.pair];
-      const std::size_t s = slot_of_[p.src_slot];
-      device_guard guard(group_.device(s));
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(static_cast<T*>(send_host_.data()) + c.host_offset,
-                                        send_[s].data() + p.send_offset, p.count * sizeof(T), cudaMemcpyDeviceToHost,
-                                        group_.stream(s)));
-      observe_work(group_.stream(s), "team mdarray halo download");
-      downloads[s] = true;
-    }
-    std::vector<event_pool::handle> downloaded;
-    for (std::size_t s = 0; s < slots; ++s) {
-      if (!downloads[s]) continue;
-      device_guard guard(group_.device(s));
-      downloaded.push_back(events.record(group_.device(s), group_.stream(s)));
-    }
+    // The runs bound for other ranks, in the send block's order; the host waits for them.
+    pending_host_copies_ = !downloads_.empty();  // until the transfer layer has waited for them
+    transfer::copy_devices_to_host(resources_of(group_), send_host_.data(), downloads_);
+    pending_host_copies_ = false;
     // Between the rank's own slots, by the group's routes.
     if (!within_.empty()) transfer::copy_between(group_, group_, within_);
-    for (const event_pool::handle& e : downloaded) e.synchronize();
-    pending_host_copies_ = false;
   }
 
   /// Collective: the runs between ranks (nothing for a team of one).
@@ -254,8 +224,9 @@ class team_md_halo_engine {
   std::size_t me_;
   halo_exchange_plan<Rank> plan_;
   md_team_routes routes_;
-  std::vector<std::size_t> slot_of_;         ///< per tile of the whole array: this rank's slot, or no_slot
-  std::vector<transfer::byte_move> within_;  ///< the runs between this rank's own slots
+  std::vector<std::size_t> slot_of_;               ///< per tile of the whole array: this rank's slot, or no_slot
+  std::vector<transfer::byte_move> within_;        ///< the runs between this rank's own slots
+  std::vector<transfer::device_piece> downloads_;  ///< the runs bound for other ranks, in send-block order
   std::vector<device_buffer<T>> send_;
   std::vector<device_buffer<T>> recv_;
   std::vector<std::vector<strided_box<T, Rank>>> pack_;
@@ -600,27 +571,20 @@ void transform(const team_mdarray<A, Rank>& a, const team_mdarray<B, Rank>& b, t
 
 namespace detail {
 /// This rank's partial of transform(x) over its box, without an initial value: every slot's
-/// partial read back and folded in slot order on the host (none for an empty box).
+/// partial (as reduce_replicated computes it), read back in one batch and folded in slot order
+/// on the host (none for an empty box).
 template <class T, std::size_t Rank, class U, class Op, class F>
 std::optional<U> team_md_partial(const distributed_mdarray<T, Rank>& local, Op op, F transform) {
   replicated<U> out(local.group());
-  for (std::size_t s = 0; s < local.tile_count(); ++s) {
-    const md_index<Rank> e = local.layout().tile_extents(s);
-    md_point<Rank> extent;
-    for (std::size_t d = 0; d < Rank; ++d) extent[d] = e[d];
-    auto f = bind_slot(transform, s);
-    local_partial(out, s, local.tile(s).empty() ? 0 : product(e),
-                  tile_reader<T, U, Rank, decltype(f)>{local.tile(s).ref(), extent, f}, op);
-  }
+  tile_partials(local, op, out, transformed_tiles<U>(local, transform));
+  const device_group& g = local.group();
+  std::vector<transfer::element_place> places(local.tile_count());
+  for (std::size_t s = 0; s < places.size(); ++s) places[s] = {g.device(s), g.stream(s), out.partials_of(s) + s, false};
+  std::vector<partial_value<U>> partials(places.size());
+  transfer::read_elements(resources_of(g), places, sizeof(partial_value<U>), partials.data());
   std::optional<U> partial;
-  for (std::size_t s = 0; s < local.tile_count(); ++s) {
-    partial_value<U> p{};
-    device_guard guard(local.group().device(s));
-    MULTIGPU_CUDA_TRY(
-        cudaMemcpyAsync(&p, out.partials_of(s) + s, sizeof p, cudaMemcpyDeviceToHost, local.group().stream(s)));
-    MULTIGPU_CUDA_TRY(cudaStreamSynchronize(local.group().stream(s)));
+  for (const partial_value<U>& p : partials)
     if (p.has) partial = partial ? static_cast<U>(op(*partial, p.value)) : p.value;
-  }
   return partial;
 }
 }  // namespace detail
@@ -715,12 +679,6 @@ class team_md_copy {
       if (send_count[s] > 0) send_[s] = device_buffer<T>(send_count[s], from_.group().pool(s), from_.group().stream(s));
     for (std::size_t s = 0; s < dst_slots; ++s)
       if (recv_count[s] > 0) recv_[s] = device_buffer<T>(recv_count[s], to_.group().pool(s), to_.group().stream(s));
-    // Where box `global` sits in a padded tile whose first interior element is global `origin`.
-    const auto at = [](const md_index<Rank>& global, const md_index<Rank>& origin, const md_index<Rank>& halo) {
-      md_index<Rank> i{};
-      for (std::size_t d = 0; d < Rank; ++d) i[d] = global[d] - origin[d] + halo[d];
-      return i;
-    };
     const md_index<Rank> from_origin = from.offset(), to_origin = to.offset();
     counts_.assign(4, std::vector<std::size_t>(ranks, 0));  // send counts, send displs, recv counts, recv displs
     for (const placed& p : mine) {
@@ -731,8 +689,8 @@ class team_md_copy {
         for (std::size_t d = 0; d < Rank; ++d) origin[d] = from_origin[d] + tile.offset[d];
         pack_[p.src_slot].push_back(make_box<T, Rank>(
             tile.with_halo.data_handle(), padded_extents(from_.layout().tile_extents(p.src_slot), from_.halo_widths()),
-            at(m.global.start, origin, from_.halo_widths()), send_[p.src_slot].data() + p.send_offset, m.global.extent,
-            {}, m.global.extent));
+            padded_position(m.global.start, origin, from_.halo_widths()), send_[p.src_slot].data() + p.send_offset,
+            m.global.extent, {}, m.global.extent));
       }
       if (p.dst_rank == me) {
         const auto tile = to_.tile(p.dst_slot);
@@ -741,7 +699,7 @@ class team_md_copy {
         unpack_[p.dst_slot].push_back(make_box<T, Rank>(
             recv_[p.dst_slot].data() + p.recv_offset, m.global.extent, {}, tile.with_halo.data_handle(),
             padded_extents(to_.layout().tile_extents(p.dst_slot), to_.halo_widths()),
-            at(m.global.start, origin, to_.halo_widths()), m.global.extent));
+            padded_position(m.global.start, origin, to_.halo_widths()), m.global.extent));
       }
       if (p.src_rank == me && p.dst_rank == me)
         within_.push_back({p.src_slot, send_[p.src_slot].data() + p.send_offset, p.dst_slot,
@@ -755,13 +713,15 @@ class team_md_copy {
       if (r == me) continue;
       for (const placed& p : mine) {
         const std::size_t n = p.move->global.count();
-        if (p.src_rank == me && p.dst_rank == r) {
-          downloads_.push_back({p.src_slot, p.send_offset, sent, n});
+        if (p.src_rank == me && p.dst_rank == r) {  // pieces in host-block order
+          downloads_.push_back({from_.group().device(p.src_slot), from_.group().stream(p.src_slot),
+                                send_[p.src_slot].data() + p.send_offset, n * sizeof(T)});
           sent += n;
           counts_[0][r] += n;
         }
         if (p.dst_rank == me && p.src_rank == r) {
-          uploads_.push_back({p.dst_slot, p.recv_offset, received, n});
+          uploads_.push_back({to_.group().device(p.dst_slot), to_.group().stream(p.dst_slot),
+                              recv_[p.dst_slot].data() + p.recv_offset, n * sizeof(T)});
           received += n;
           counts_[2][r] += n;
         }
@@ -776,14 +736,11 @@ class team_md_copy {
   ~team_md_copy() {
     if (!pending_) return;
     try {
-      for (const run& r : downloads_) {
-        device_guard guard(from_.group().device(r.slot));
-        MULTIGPU_CUDA_TRY(cudaStreamSynchronize(from_.group().stream(r.slot)));
-      }
-      for (const run& r : uploads_) {
-        device_guard guard(to_.group().device(r.slot));
-        MULTIGPU_CUDA_TRY(cudaStreamSynchronize(to_.group().stream(r.slot)));
-      }
+      for (const auto* pieces : {&downloads_, &uploads_})
+        for (const transfer::device_piece& p : *pieces) {
+          device_guard guard(p.device);
+          MULTIGPU_CUDA_TRY(cudaStreamSynchronize(p.stream));
+        }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "multigpu: team_mdarray copy: waiting for its host copies failed: %s\n", e.what());
     }
@@ -797,24 +754,12 @@ class team_md_copy {
       device_guard guard(from_.group().device(s));
       launch_boxes<T, Rank>(pack_[s], from_.group().stream(s), "team mdarray copy pack");
     }
+    // The runs bound for other ranks, before the copies within the rank: the host waits for
+    // these alone.
     pending_ = true;
-    std::set<std::size_t> slots;
-    for (const run& r : downloads_) {
-      device_guard guard(from_.group().device(r.slot));
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(static_cast<T*>(send_host_.data()) + r.host, send_[r.slot].data() + r.device,
-                                        r.count * sizeof(T), cudaMemcpyDeviceToHost, from_.group().stream(r.slot)));
-      slots.insert(r.slot);
-    }
-    // The host waits for the downloads alone, not for what the streams do after them.
-    event_pool& events = resources_of(from_.group()).events();
-    std::vector<event_pool::handle> downloaded;
-    for (std::size_t s : slots) {
-      device_guard guard(from_.group().device(s));
-      downloaded.push_back(events.record(from_.group().device(s), from_.group().stream(s)));
-    }
-    transfer::copy_between(from_.group(), to_.group(), within_);
-    for (const event_pool::handle& e : downloaded) e.synchronize();
+    transfer::copy_devices_to_host(resources_of(from_.group()), send_host_.data(), downloads_);
     pending_ = false;
+    transfer::copy_between(from_.group(), to_.group(), within_);
   }
 
   /// Collective: the runs between ranks (nothing for a team of one).
@@ -825,47 +770,26 @@ class team_md_copy {
                               static_cast<T*>(recv_host_.data()), span(counts_[2]), span(counts_[3]));
   }
 
-  /// Uploads and unpacks; the host waits for the uploads (not the unpacks), whose pinned block
-  /// goes with this object.
+  /// Uploads (the host waits for them: their pinned block goes with this object) and unpacks.
   void receive_side() {
     pending_ = true;
-    std::set<std::size_t> slots;
-    for (const run& r : uploads_) {
-      device_guard guard(to_.group().device(r.slot));
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(recv_[r.slot].data() + r.device,
-                                        static_cast<const T*>(recv_host_.data()) + r.host, r.count * sizeof(T),
-                                        cudaMemcpyHostToDevice, to_.group().stream(r.slot)));
-      slots.insert(r.slot);
-    }
-    event_pool& events = resources_of(to_.group()).events();
-    std::vector<event_pool::handle> uploaded;
-    for (std::size_t s : slots) {
-      device_guard guard(to_.group().device(s));
-      uploaded.push_back(events.record(to_.group().device(s), to_.group().stream(s)));
-    }
+    transfer::copy_host_to_devices(resources_of(to_.group()), recv_host_.data(), uploads_);
+    pending_ = false;
     for (std::size_t s = 0; s < unpack_.size(); ++s) {
       if (unpack_[s].empty()) continue;
       device_guard guard(to_.group().device(s));
       launch_boxes<T, Rank>(unpack_[s], to_.group().stream(s), "team mdarray copy unpack");
     }
-    for (const event_pool::handle& e : uploaded) e.synchronize();
-    pending_ = false;
   }
 
  private:
-  struct run {
-    std::size_t slot;    ///< the local slot whose buffer it leaves or enters
-    std::size_t device;  ///< elements into that buffer
-    std::size_t host;    ///< elements into the host block
-    std::size_t count;
-  };
   team team_;
   const distributed_mdarray<T, Rank>& from_;
   distributed_mdarray<T, Rank>& to_;
   std::vector<device_buffer<T>> send_, recv_;
   std::vector<std::vector<strided_box<T, Rank>>> pack_, unpack_;
   std::vector<transfer::byte_move> within_;
-  std::vector<run> downloads_, uploads_;
+  std::vector<transfer::device_piece> downloads_, uploads_;  ///< runs between ranks, in host-block order
   std::vector<std::vector<std::size_t>> counts_;
   pinned_buffer send_host_, recv_host_;
   bool pending_ = false;  ///< copies to or from a pinned block enqueued and not yet waited for

@@ -33,6 +33,41 @@
 
 namespace multigpu::detail {
 
+/// The pack and unpack boxes of one exchange for the tiles held here (one process's, or one
+/// rank's share of a team's plan). `held(tile)` is the slot holding a tile of the plan, or
+/// `elsewhere`; per slot, bases[s] is its padded storage (of extents padded[s]) and send[s],
+/// recv[s] its buffers. Outgoing boxes pack into the sender's send buffer, row-major in their
+/// own extents; incoming ones unpack
+/// from the receiver's receive buffer (a tile that is its own neighbour, one part in a periodic
+/// dimension, straight from its send buffer); fixed boundaries fill with fill_values[d].
+template <class T, std::size_t Rank, class Held>
+void plan_halo_boxes(const halo_exchange_plan<Rank>& plan, Held held, std::size_t elsewhere,
+                     const std::vector<T*>& bases, const std::vector<md_index<Rank>>& padded,
+                     const std::vector<device_buffer<T>>& send, const std::vector<device_buffer<T>>& recv,
+                     const std::array<T, Rank>& fill_values, std::vector<std::vector<strided_box<T, Rank>>>& pack,
+                     std::vector<std::vector<strided_box<T, Rank>>>& unpack) {
+  for (const auto& m : plan.moves) {
+    const std::size_t from = held(m.src_slot);
+    const std::size_t to = held(m.dst_slot);
+    if (from != elsewhere)
+      pack[from].push_back(make_box<T, Rank>(bases[from], padded[from], m.source.start,
+                                             send[from].data() + m.send_offset, m.source.extent, {}, m.source.extent));
+    if (to != elsewhere) {
+      const T* source = m.src_slot == m.dst_slot ? send[to].data() + m.send_offset : recv[to].data() + m.recv_offset;
+      unpack[to].push_back(
+          make_box<T, Rank>(source, m.source.extent, {}, bases[to], padded[to], m.destination, m.source.extent));
+    }
+  }
+  for (const auto& f : plan.fills) {
+    const std::size_t to = held(f.slot);
+    if (to == elsewhere) continue;
+    strided_box<T, Rank> b =
+        make_box<T, Rank>(nullptr, f.region.extent, {}, bases[to], padded[to], f.region.start, f.region.extent);
+    b.value = fill_values[f.dimension];
+    unpack[to].push_back(b);
+  }
+}
+
 template <class T, std::size_t Rank>
 class md_halo_engine {
  public:
@@ -74,24 +109,8 @@ class md_halo_engine {
     }
     std::vector<md_index<Rank>> padded(slots);
     for (std::size_t s = 0; s < slots; ++s) padded[s] = padded_extents(layout.tile_extents(s), widths);
-    for (const auto& m : plan_.moves) {
-      md_index<Rank> packed = m.source.extent;  // a packed box is row-major in its own extents
-      pack_[m.src_slot].push_back(make_box<T, Rank>(tiles[m.src_slot], padded[m.src_slot], m.source.start,
-                                                    send_[m.src_slot].data() + m.send_offset, packed, {},
-                                                    m.source.extent));
-      // A tile that is its own neighbour (one part in a periodic dimension) unpacks straight
-      // from its send buffer.
-      const T* from = m.src_slot == m.dst_slot ? send_[m.src_slot].data() + m.send_offset
-                                               : recv_[m.dst_slot].data() + m.recv_offset;
-      unpack_[m.dst_slot].push_back(make_box<T, Rank>(from, packed, {}, tiles[m.dst_slot], padded[m.dst_slot],
-                                                      m.destination, m.source.extent));
-    }
-    for (const auto& f : plan_.fills) {
-      strided_box<T, Rank> b = make_box<T, Rank>(nullptr, f.region.extent, {}, tiles[f.slot], padded[f.slot],
-                                                 f.region.start, f.region.extent);
-      b.value = fill_values[f.dimension];
-      unpack_[f.slot].push_back(b);
-    }
+    plan_halo_boxes<T, Rank>(plan_, [](std::size_t tile) { return tile; }, slots, tiles, padded, send_, recv_,
+                             fill_values, pack_, unpack_);
   }
 
   md_halo_engine(const md_halo_engine&) = delete;

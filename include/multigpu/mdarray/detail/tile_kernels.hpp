@@ -40,6 +40,16 @@ std::size_t linear_offset(const md_point<Rank>& stride, const md_index<Rank>& at
   return o;
 }
 
+/// Where global index `global` sits in a padded tile whose first interior element is global
+/// index `origin`, with halo widths `halo`.
+template <std::size_t Rank>
+md_index<Rank> padded_position(const md_index<Rank>& global, const md_index<Rank>& origin,
+                               const md_index<Rank>& halo) noexcept {
+  md_index<Rank> at{};
+  for (std::size_t d = 0; d < Rank; ++d) at[d] = global[d] - origin[d] + halo[d];
+  return at;
+}
+
 /// One box moved between two strided places: dst[i] = src[i], or dst[i] = value when src is null.
 template <class T, std::size_t Rank>
 struct strided_box {
