@@ -75,17 +75,17 @@ collective_call::collective_call(collective_sync& sync, std::span<const piece> p
 }
 
 collective_call::~collective_call() {
-  // Unwinding: every step that started may have enqueued writes to the arena.
+  // Unwinding: every step that started may have enqueued writes to the arena. Each is marked
+  // done, as leave() does, and the root joins them.
   if (joined_) return;
   try {
     for (std::size_t i = 0; i < pieces_.size(); ++i) {
       if (!root_state_.entered[i]) continue;
       const std::size_t s = pieces_[i].slot;
-      if (streams_[s] == root_stream()) continue;
       device_guard guard(sync_.devices_[s]);
-      sync_.at(s).done.record(streams_[s]);
-      sync_.at(s).done.order_before(root_stream());
+      mark_done(s);
     }
+    join();
   } catch (...) {
     // The original error is what the caller sees; a failure here means the device is lost.
   }
@@ -96,8 +96,10 @@ void collective_call::enter(const piece_context& ctx) {
   if (ctx.stream != root_stream()) root_state_.fork.order_before(ctx.stream);
 }
 
-void collective_call::leave(const piece_context& ctx) {
-  if (ctx.stream != root_stream()) sync_.at(ctx.slot).done.record(ctx.stream);
+void collective_call::leave(const piece_context& ctx) { mark_done(ctx.slot); }
+
+void collective_call::mark_done(std::size_t slot) {
+  if (streams_[slot] != root_stream()) sync_.at(slot).done.record(streams_[slot]);
 }
 
 void collective_call::join() {

@@ -100,6 +100,7 @@ class collective_call {
   void end_with_readers();
 
  private:
+  void mark_done(std::size_t slot);  // the slot's done event, recorded on its own stream
   collective_sync& sync_;
   collective_sync::slot_state& root_state_;
   slot_streams streams_;
