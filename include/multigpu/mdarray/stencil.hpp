@@ -20,7 +20,8 @@ namespace multigpu {
 /// What a stencil operator sees: acc(d...) is the input element at offset d from the centre.
 /// Offsets must stay within the input's halo widths: the type cannot check them (widths are
 /// run-time values), and a read beyond lands in a neighbouring row of the padded tile.
-/// index() is the centre's global index, for boundary treatment of your own.
+/// index() is the centre's global index, for boundary treatment of your own. `stride` is the
+/// row-major tile's: its last entry is 1, and reads along the last dimension use that constant.
 template <class T, std::size_t Rank>
 class stencil_accessor {
  public:
@@ -30,9 +31,9 @@ class stencil_accessor {
   template <class... D>
     requires(sizeof...(D) == Rank && (std::is_integral_v<D> && ...))
   __host__ __device__ const T& operator()(D... d) const {
-    std::ptrdiff_t offset = 0;
-    std::size_t k = 0;
-    ((offset += static_cast<std::ptrdiff_t>(d) * static_cast<std::ptrdiff_t>(stride_[k++])), ...);
+    const std::ptrdiff_t along[Rank] = {static_cast<std::ptrdiff_t>(d)...};
+    std::ptrdiff_t offset = along[Rank - 1];
+    for (std::size_t k = 0; k + 1 < Rank; ++k) offset += along[k] * static_cast<std::ptrdiff_t>(stride_[k]);
     return centre_[offset];
   }
   __host__ __device__ const T& centre() const { return *centre_; }

@@ -13,6 +13,7 @@
 #include <cuda/std/cstddef>
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <span>
 
@@ -193,7 +194,10 @@ void launch_points(const md_box<Rank>& box, const Op& op, cudaStream_t stream, c
     constexpr unsigned threads = 256;
     for_each_point_kernel<Rank, Op><<<std::min(blocks_for(box.extent[0], threads), 65535u), threads, 0, stream>>>(r, op);
   } else {
-    const dim3 block(32, 8);
+    // 256 threads: 32 along x, or as few as a narrow region needs (a boundary strip one point
+    // wide in x), the rest along y.
+    const unsigned bx = static_cast<unsigned>(std::min<std::size_t>(std::bit_ceil(box.extent[Rank - 1]), 32));
+    const dim3 block(bx, 256 / bx);
     std::size_t outer = 1;
     for (std::size_t d = 0; d + 2 < Rank; ++d) outer *= box.extent[d];
     const dim3 grid(blocks_for(box.extent[Rank - 1], block.x),
@@ -206,15 +210,17 @@ void launch_points(const md_box<Rank>& box, const Op& op, cudaStream_t stream, c
 }
 
 /// A tile as kernels see it: the padded storage's first element, its strides and the halo
-/// widths, so that interior index i sits at data[sum((i[d] + halo[d]) * stride[d])].
+/// widths, so that interior index i sits at data[sum((i[d] + halo[d]) * stride[d])]. Tiles are
+/// row-major (layout_right): the last stride is 1, and offset() uses it as the constant it is,
+/// so that neighbours along the last dimension are immediate offsets of one address.
 template <class T, std::size_t Rank>
 struct tile_ref {
   T* data = nullptr;
   md_point<Rank> stride{};
   md_point<Rank> halo{};
   __host__ __device__ std::size_t offset(const md_point<Rank>& i) const {
-    std::size_t o = 0;
-    for (std::size_t d = 0; d < Rank; ++d) o += (i[d] + halo[d]) * stride[d];
+    std::size_t o = i[Rank - 1] + halo[Rank - 1];
+    for (std::size_t d = 0; d + 1 < Rank; ++d) o += (i[d] + halo[d]) * stride[d];
     return o;
   }
   __host__ __device__ T& operator()(const md_point<Rank>& i) const { return data[offset(i)]; }
