@@ -194,9 +194,10 @@ void launch_points(const md_box<Rank>& box, const Op& op, cudaStream_t stream, c
     constexpr unsigned threads = 256;
     for_each_point_kernel<Rank, Op><<<std::min(blocks_for(box.extent[0], threads), 65535u), threads, 0, stream>>>(r, op);
   } else {
-    // 256 threads: 32 along x, or as few as a narrow region needs (a boundary strip one point
-    // wide in x), the rest along y.
-    const unsigned bx = static_cast<unsigned>(std::min<std::size_t>(std::bit_ceil(box.extent[Rank - 1]), 32));
+    // 256 threads: 32 along x and 8 along y, fewer along a dimension the region is narrow in
+    // (a boundary strip one point wide) and the rest along the other.
+    const std::size_t wanted_y = std::bit_ceil(std::min<std::size_t>(box.extent[Rank - 2], 8));
+    const auto bx = static_cast<unsigned>(std::min<std::size_t>(std::bit_ceil(box.extent[Rank - 1]), 256 / wanted_y));
     const dim3 block(bx, 256 / bx);
     std::size_t outer = 1;
     for (std::size_t d = 0; d + 2 < Rank; ++d) outer *= box.extent[d];
