@@ -72,64 +72,147 @@ inline std::uint64_t fnv1a(std::uint64_t h, const void* data, std::size_t bytes)
   return h;
 }
 
+/// The boxes of a team call that move between tiles (team_md_halo_engine, team_md_copy), in
+/// three steps around the ranks' one collective:
+///   send (rank-local)     each source slot packs its boxes into its device buffer in one launch;
+///                         the runs bound for other ranks go to the pinned send block in its
+///                         order (the host waits for them); the runs between the rank's own slots
+///                         move device to device by the groups' routes (copy_between: peer, same
+///                         device or staged, each ordered after both slots' work so far);
+///   move (collective)     one all_to_all_v of the pinned blocks;
+///   receive (rank-local)  the runs that arrived go from the pinned receive block to their slots
+///                         (upload(), or the engine's own asynchronous uploads), then each target
+///                         slot unpacks in one launch.
+/// The owner fills in the boxes, runs and counts, then calls allocate_blocks().
+template <class T, std::size_t Rank>
+struct team_box_moves {
+  std::vector<std::vector<strided_box<T, Rank>>> pack, unpack;  ///< per source / target slot
+  std::vector<transfer::byte_move> within;                      ///< runs between the rank's own slots
+  std::vector<transfer::device_piece> downloads, uploads;       ///< runs between ranks, in host-block order
+  std::vector<std::size_t> send_counts, send_displs, recv_counts, recv_displs;  ///< elements, per rank
+  pinned_buffer send_host, recv_host;
+  bool pending = false;  ///< copies to or from a pinned block enqueued and not yet waited for
+
+  void allocate_blocks(std::size_t sent, std::size_t received) {
+    if (sent > 0) send_host = pinned_buffer(sent * sizeof(T), pinned_buffer::mapping::none);
+    if (received > 0) recv_host = pinned_buffer(received * sizeof(T), pinned_buffer::mapping::none);
+  }
+
+  void send(const device_group& from, const device_group& to, const char* what) {
+    for (std::size_t s = 0; s < pack.size(); ++s) {
+      if (pack[s].empty()) continue;
+      device_guard guard(from.device(s));
+      launch_boxes<T, Rank>(pack[s], from.stream(s), what);
+    }
+    // The runs bound for other ranks, before the copies within the rank: the host waits for
+    // these alone.
+    pending = !downloads.empty();
+    transfer::copy_devices_to_host(resources_of(from), send_host.data(), downloads);
+    pending = false;
+    if (!within.empty()) transfer::copy_between(from, to, within);
+  }
+
+  /// Collective: the runs between ranks (nothing for a team of one).
+  void move(const team& t) {
+    if (t.size() == 1) return;
+    const auto span = [](const std::vector<std::size_t>& v) { return std::span<const std::size_t>(v); };
+    t.comm().all_to_all_v(host_memory, static_cast<const T*>(send_host.data()), span(send_counts), span(send_displs),
+                          static_cast<T*>(recv_host.data()), span(recv_counts), span(recv_displs));
+  }
+
+  /// The runs that arrived, onto their slots; the host waits for them.
+  void upload(const device_group& to) {
+    pending = !uploads.empty();
+    transfer::copy_host_to_devices(resources_of(to), recv_host.data(), uploads);
+    pending = false;
+  }
+
+  void unpack_all(const device_group& to, const char* what) {
+    for (std::size_t s = 0; s < unpack.size(); ++s) {
+      if (unpack[s].empty()) continue;
+      device_guard guard(to.device(s));
+      launch_boxes<T, Rank>(unpack[s], to.stream(s), what);
+    }
+  }
+
+  /// After a step that failed half-way, before the pinned blocks are written again or freed:
+  /// the host waits for the streams of the copies between them and the devices.
+  void wait_if_pending() {
+    if (!pending) return;
+    for (const auto* pieces : {&downloads, &uploads})
+      for (const transfer::device_piece& p : *pieces) {
+        device_guard guard(p.device);
+        MULTIGPU_CUDA_TRY(cudaStreamSynchronize(p.stream));
+      }
+    pending = false;
+  }
+};
+
 /// The exchange of a team_mdarray's halos on one rank, built on the first exchange from one
-/// halo plan of the whole array and this rank's routes through it (team_md_layout.hpp):
-///   send side (rank-local)  every slot packs its outgoing boxes into its send buffer and
-///                           downloads the runs bound for other ranks into the pinned send block;
-///                           the runs between the rank's own slots move by copy_between (peer,
-///                           same device or staged, as the group's routes say, each copy ordered
-///                           after both slots' work so far and before the sender's next); the
-///                           host waits for the downloads only;
-///   move (collective)       one all_to_all_v of the host blocks;
-///   receive side (local)    uploads what arrived (an event per slot marks them: the receive
-///                           block is not written again before they are done), then one unpack
-///                           launch per slot (boxes and fixed boundaries). No host wait.
+/// halo plan of the whole array and this rank's routes through it (team_md_layout.hpp), as
+/// team_box_moves, with two differences: the pack and unpack boxes also fill fixed boundaries,
+/// and the uploads are not waited for (an event per slot marks them: the receive block is not
+/// written again before they are done). No host wait on the receive side.
 template <class T, std::size_t Rank>
 class team_md_halo_engine {
  public:
   team_md_halo_engine(const team& t, const md_team_layout<Rank>& layout, const distributed_mdarray<T, Rank>& local,
                       const std::array<md_boundary<T>, Rank>& boundaries)
-      : team_(t), group_(local.group()), me_(static_cast<std::size_t>(t.rank())) {
+      : team_(t), group_(local.group()) {
+    const std::size_t me = static_cast<std::size_t>(t.rank());
     std::array<boundary_kind, Rank> kinds{};
     for (std::size_t d = 0; d < Rank; ++d) kinds[d] = boundaries[d].kind;
-    plan_ = plan_halo_exchange(layout.tiles(), local.halo_widths(), kinds);
-    routes_ = plan_team_routes(layout, plan_, me_);
+    const halo_exchange_plan<Rank> plan = plan_halo_exchange(layout.tiles(), local.halo_widths(), kinds);
+    md_team_routes routes = plan_team_routes(layout, plan, me);
     const std::size_t slots = local.tile_count();
-    slot_of_.assign(layout.tiles().slot_count(), no_slot);
-    for (std::size_t s = 0; s < slots; ++s) slot_of_[layout.tile_of(me_, s)] = s;
+    std::vector<std::size_t> slot_of(layout.tiles().slot_count(), no_slot);  // per tile: this rank's slot
+    for (std::size_t s = 0; s < slots; ++s) slot_of[layout.tile_of(me, s)] = s;
     send_.resize(slots);
     recv_.resize(slots);
-    pack_.resize(slots);
-    unpack_.resize(slots);
+    moves_.pack.resize(slots);
+    moves_.unpack.resize(slots);
     uploaded_.resize(slots);
+    uploads_to_.assign(slots, false);
     std::vector<T*> bases(slots);
     std::vector<md_index<Rank>> padded(slots);
     for (std::size_t s = 0; s < slots; ++s) {
-      const std::size_t tile = layout.tile_of(me_, s);
+      const std::size_t tile = layout.tile_of(me, s);
       bases[s] = local.tile(s).with_halo.data_handle();
       padded[s] = padded_extents(layout.tiles().tile_extents(tile), local.halo_widths());
-      send_[s] = device_buffer<T>(plan_.send_count[tile], group_.pool(s), group_.stream(s));
-      recv_[s] = device_buffer<T>(plan_.recv_count[tile], group_.pool(s), group_.stream(s));
+      send_[s] = device_buffer<T>(plan.send_count[tile], group_.pool(s), group_.stream(s));
+      recv_[s] = device_buffer<T>(plan.recv_count[tile], group_.pool(s), group_.stream(s));
     }
-    for (std::size_t k : routes_.local_pairs) {
-      const auto& p = plan_.pairs[k];
+    for (std::size_t k : routes.local_pairs) {
+      const auto& p = plan.pairs[k];
       if (p.src_slot == p.dst_slot) continue;
-      const std::size_t from = slot_of_[p.src_slot], to = slot_of_[p.dst_slot];
-      within_.push_back(
+      const std::size_t from = slot_of[p.src_slot], to = slot_of[p.dst_slot];
+      moves_.within.push_back(
           {from, send_[from].data() + p.send_offset, to, recv_[to].data() + p.recv_offset, p.count * sizeof(T)});
     }
     std::array<T, Rank> fill_values{};
     for (std::size_t d = 0; d < Rank; ++d) fill_values[d] = boundaries[d].value;
     plan_halo_boxes<T, Rank>(
-        plan_, [this](std::size_t tile) { return slot_of_[tile]; }, no_slot, bases, padded, send_, recv_, fill_values,
-        pack_, unpack_);
-    for (const auto& c : routes_.sends) {  // in the send block's order (host offsets ascend)
-      const auto& p = plan_.pairs[c.pair];
-      const std::size_t s = slot_of_[p.src_slot];
-      downloads_.push_back({group_.device(s), group_.stream(s), send_[s].data() + p.send_offset, p.count * sizeof(T)});
+        plan, [&](std::size_t tile) { return slot_of[tile]; }, no_slot, bases, padded, send_, recv_, fill_values,
+        moves_.pack, moves_.unpack);
+    // Both in their block's order (host offsets ascend).
+    for (const auto& c : routes.sends) {
+      const auto& p = plan.pairs[c.pair];
+      const std::size_t s = slot_of[p.src_slot];
+      moves_.downloads.push_back(
+          {group_.device(s), group_.stream(s), send_[s].data() + p.send_offset, p.count * sizeof(T)});
     }
-    if (routes_.sent > 0) send_host_ = pinned_buffer(routes_.sent * sizeof(T), pinned_buffer::mapping::none);
-    if (routes_.received > 0) recv_host_ = pinned_buffer(routes_.received * sizeof(T), pinned_buffer::mapping::none);
+    for (const auto& c : routes.receives) {
+      const auto& p = plan.pairs[c.pair];
+      const std::size_t s = slot_of[p.dst_slot];
+      moves_.uploads.push_back(
+          {group_.device(s), group_.stream(s), recv_[s].data() + p.recv_offset, p.count * sizeof(T)});
+      uploads_to_[s] = true;
+    }
+    moves_.send_counts = std::move(routes.send_counts);
+    moves_.send_displs = std::move(routes.send_displs);
+    moves_.recv_counts = std::move(routes.recv_counts);
+    moves_.recv_displs = std::move(routes.recv_displs);
+    moves_.allocate_blocks(routes.sent, routes.received);
   }
 
   team_md_halo_engine(const team_md_halo_engine&) = delete;
@@ -148,55 +231,31 @@ class team_md_halo_engine {
   }
 
   void send_side() {
-    const std::size_t slots = send_.size();
     // The last exchange's uploads read the receive block, which move() writes.
     wait_for_host_copies();
-    for (std::size_t s = 0; s < slots; ++s) {
-      device_guard guard(group_.device(s));
-      launch_boxes<T, Rank>(pack_[s], group_.stream(s), "team mdarray halo pack");
-    }
-    // The runs bound for other ranks, in the send block's order; the host waits for them.
-    pending_host_copies_ = !downloads_.empty();  // until the transfer layer has waited for them
-    transfer::copy_devices_to_host(resources_of(group_), send_host_.data(), downloads_);
-    pending_host_copies_ = false;
-    // Between the rank's own slots, by the group's routes.
-    if (!within_.empty()) transfer::copy_between(group_, group_, within_);
+    moves_.send(group_, group_, "team mdarray halo pack");
   }
 
-  /// Collective: the runs between ranks (nothing for a team of one).
-  void move() {
-    if (team_.size() == 1) return;
-    const auto span = [](const std::vector<std::size_t>& v) { return std::span<const std::size_t>(v); };
-    team_.comm().all_to_all_v(host_memory, static_cast<const T*>(send_host_.data()), span(routes_.send_counts),
-                              span(routes_.send_displs), static_cast<T*>(recv_host_.data()), span(routes_.recv_counts),
-                              span(routes_.recv_displs));
-  }
+  /// Collective.
+  void move() { moves_.move(team_); }
 
   void receive_side() {
     event_pool& events = resources_of(group_).events();
-    const std::size_t slots = send_.size();
-    std::vector<bool> uploads(slots, false);
-    pending_host_copies_ = !routes_.receives.empty();  // until every slot's mark is recorded
-    for (const auto& c : routes_.receives) {
-      const auto& p = plan_.pairs[c.pair];
-      const std::size_t s = slot_of_[p.dst_slot];
-      device_guard guard(group_.device(s));
-      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(recv_[s].data() + p.recv_offset,
-                                        static_cast<const T*>(recv_host_.data()) + c.host_offset, p.count * sizeof(T),
-                                        cudaMemcpyHostToDevice, group_.stream(s)));
-      observe_work(group_.stream(s), "team mdarray halo upload");
-      uploads[s] = true;
+    moves_.pending = !moves_.uploads.empty();  // until every slot's mark is recorded
+    const auto* arrived = static_cast<const std::byte*>(moves_.recv_host.data());
+    for (const transfer::device_piece& p : moves_.uploads) {
+      device_guard guard(p.device);
+      MULTIGPU_CUDA_TRY(cudaMemcpyAsync(p.data, arrived, p.bytes, cudaMemcpyHostToDevice, p.stream));
+      observe_work(p.stream, "team mdarray halo upload");
+      arrived += p.bytes;
     }
-    for (std::size_t s = 0; s < slots; ++s) {
-      if (!uploads[s]) continue;
+    for (std::size_t s = 0; s < uploaded_.size(); ++s) {
+      if (!uploads_to_[s]) continue;
       device_guard guard(group_.device(s));
       uploaded_[s] = events.record(group_.device(s), group_.stream(s));
     }
-    pending_host_copies_ = false;
-    for (std::size_t s = 0; s < slots; ++s) {
-      device_guard guard(group_.device(s));
-      launch_boxes<T, Rank>(unpack_[s], group_.stream(s), "team mdarray halo unpack");
-    }
+    moves_.pending = false;
+    moves_.unpack_all(group_, "team mdarray halo unpack");
   }
 
  private:
@@ -205,36 +264,21 @@ class team_md_halo_engine {
   /// The host waits for every slot's last uploads, and for the copies between a pinned block
   /// and the devices of a side that failed half-way (without their marks: by the streams).
   void wait_for_host_copies() {
-    for (std::size_t s = 0; s < uploaded_.size(); ++s)
-      if (uploaded_[s]) {
-        uploaded_[s].synchronize();
-        uploaded_[s] = {};
+    for (event_pool::handle& marked : uploaded_)
+      if (marked) {
+        marked.synchronize();
+        marked = {};
       }
-    if (pending_host_copies_) {
-      for (std::size_t s = 0; s < uploaded_.size(); ++s) {
-        device_guard guard(group_.device(s));
-        MULTIGPU_CUDA_TRY(cudaStreamSynchronize(group_.stream(s)));
-      }
-      pending_host_copies_ = false;
-    }
+    moves_.wait_if_pending();
   }
 
   team team_;
   device_group group_;
-  std::size_t me_;
-  halo_exchange_plan<Rank> plan_;
-  md_team_routes routes_;
-  std::vector<std::size_t> slot_of_;               ///< per tile of the whole array: this rank's slot, or no_slot
-  std::vector<transfer::byte_move> within_;        ///< the runs between this rank's own slots
-  std::vector<transfer::device_piece> downloads_;  ///< the runs bound for other ranks, in send-block order
   std::vector<device_buffer<T>> send_;
   std::vector<device_buffer<T>> recv_;
-  std::vector<std::vector<strided_box<T, Rank>>> pack_;
-  std::vector<std::vector<strided_box<T, Rank>>> unpack_;
-  pinned_buffer send_host_;
-  pinned_buffer recv_host_;
+  team_box_moves<T, Rank> moves_;
+  std::vector<bool> uploads_to_;              ///< per slot: whether runs from other ranks arrive there
   std::vector<event_pool::handle> uploaded_;  ///< per slot: its last uploads, until waited for
-  bool pending_host_copies_ = false;          ///< pinned-block copies enqueued, not yet waited for or marked
 };
 
 }  // namespace detail
@@ -673,21 +717,22 @@ class team_md_copy {
     }
     send_.resize(src_slots);
     recv_.resize(dst_slots);
-    pack_.resize(src_slots);
-    unpack_.resize(dst_slots);
+    moves_.pack.resize(src_slots);
+    moves_.unpack.resize(dst_slots);
     for (std::size_t s = 0; s < src_slots; ++s)
       if (send_count[s] > 0) send_[s] = device_buffer<T>(send_count[s], from_.group().pool(s), from_.group().stream(s));
     for (std::size_t s = 0; s < dst_slots; ++s)
       if (recv_count[s] > 0) recv_[s] = device_buffer<T>(recv_count[s], to_.group().pool(s), to_.group().stream(s));
     const md_index<Rank> from_origin = from.offset(), to_origin = to.offset();
-    counts_.assign(4, std::vector<std::size_t>(ranks, 0));  // send counts, send displs, recv counts, recv displs
+    for (auto* counts : {&moves_.send_counts, &moves_.send_displs, &moves_.recv_counts, &moves_.recv_displs})
+      counts->assign(ranks, 0);
     for (const placed& p : mine) {
       const auto& m = *p.move;
       if (p.src_rank == me) {
         const auto tile = from_.tile(p.src_slot);
         md_index<Rank> origin{};
         for (std::size_t d = 0; d < Rank; ++d) origin[d] = from_origin[d] + tile.offset[d];
-        pack_[p.src_slot].push_back(make_box<T, Rank>(
+        moves_.pack[p.src_slot].push_back(make_box<T, Rank>(
             tile.with_halo.data_handle(), padded_extents(from_.layout().tile_extents(p.src_slot), from_.halo_widths()),
             padded_position(m.global.start, origin, from_.halo_widths()), send_[p.src_slot].data() + p.send_offset,
             m.global.extent, {}, m.global.extent));
@@ -696,51 +741,45 @@ class team_md_copy {
         const auto tile = to_.tile(p.dst_slot);
         md_index<Rank> origin{};
         for (std::size_t d = 0; d < Rank; ++d) origin[d] = to_origin[d] + tile.offset[d];
-        unpack_[p.dst_slot].push_back(make_box<T, Rank>(
+        moves_.unpack[p.dst_slot].push_back(make_box<T, Rank>(
             recv_[p.dst_slot].data() + p.recv_offset, m.global.extent, {}, tile.with_halo.data_handle(),
             padded_extents(to_.layout().tile_extents(p.dst_slot), to_.halo_widths()),
             padded_position(m.global.start, origin, to_.halo_widths()), m.global.extent));
       }
       if (p.src_rank == me && p.dst_rank == me)
-        within_.push_back({p.src_slot, send_[p.src_slot].data() + p.send_offset, p.dst_slot,
+        moves_.within.push_back({p.src_slot, send_[p.src_slot].data() + p.send_offset, p.dst_slot,
                            recv_[p.dst_slot].data() + p.recv_offset, m.global.count() * sizeof(T)});
     }
     // Between ranks: sends by receiving rank, receives by sending rank, each in plan order.
     std::size_t sent = 0, received = 0;
     for (std::size_t r = 0; r < ranks; ++r) {
-      counts_[1][r] = sent;
-      counts_[3][r] = received;
+      moves_.send_displs[r] = sent;
+      moves_.recv_displs[r] = received;
       if (r == me) continue;
       for (const placed& p : mine) {
         const std::size_t n = p.move->global.count();
         if (p.src_rank == me && p.dst_rank == r) {  // pieces in host-block order
-          downloads_.push_back({from_.group().device(p.src_slot), from_.group().stream(p.src_slot),
+          moves_.downloads.push_back({from_.group().device(p.src_slot), from_.group().stream(p.src_slot),
                                 send_[p.src_slot].data() + p.send_offset, n * sizeof(T)});
           sent += n;
-          counts_[0][r] += n;
+          moves_.send_counts[r] += n;
         }
         if (p.dst_rank == me && p.src_rank == r) {
-          uploads_.push_back({to_.group().device(p.dst_slot), to_.group().stream(p.dst_slot),
+          moves_.uploads.push_back({to_.group().device(p.dst_slot), to_.group().stream(p.dst_slot),
                               recv_[p.dst_slot].data() + p.recv_offset, n * sizeof(T)});
           received += n;
-          counts_[2][r] += n;
+          moves_.recv_counts[r] += n;
         }
       }
     }
-    if (sent > 0) send_host_ = pinned_buffer(sent * sizeof(T), pinned_buffer::mapping::none);
-    if (received > 0) recv_host_ = pinned_buffer(received * sizeof(T), pinned_buffer::mapping::none);
+    moves_.allocate_blocks(sent, received);
   }
 
   /// A copy that failed half-way may have left copies between a pinned block and the devices:
   /// the host waits for their streams before the blocks are freed.
   ~team_md_copy() {
-    if (!pending_) return;
     try {
-      for (const auto* pieces : {&downloads_, &uploads_})
-        for (const transfer::device_piece& p : *pieces) {
-          device_guard guard(p.device);
-          MULTIGPU_CUDA_TRY(cudaStreamSynchronize(p.stream));
-        }
+      moves_.wait_if_pending();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "multigpu: team_mdarray copy: waiting for its host copies failed: %s\n", e.what());
     }
@@ -748,38 +787,13 @@ class team_md_copy {
   team_md_copy(const team_md_copy&) = delete;
   team_md_copy& operator=(const team_md_copy&) = delete;
 
-  void send_side() {
-    for (std::size_t s = 0; s < pack_.size(); ++s) {
-      if (pack_[s].empty()) continue;
-      device_guard guard(from_.group().device(s));
-      launch_boxes<T, Rank>(pack_[s], from_.group().stream(s), "team mdarray copy pack");
-    }
-    // The runs bound for other ranks, before the copies within the rank: the host waits for
-    // these alone.
-    pending_ = true;
-    transfer::copy_devices_to_host(resources_of(from_.group()), send_host_.data(), downloads_);
-    pending_ = false;
-    transfer::copy_between(from_.group(), to_.group(), within_);
-  }
-
-  /// Collective: the runs between ranks (nothing for a team of one).
-  void move() {
-    if (team_.size() == 1) return;
-    const auto span = [](const std::vector<std::size_t>& v) { return std::span<const std::size_t>(v); };
-    team_.comm().all_to_all_v(host_memory, static_cast<const T*>(send_host_.data()), span(counts_[0]), span(counts_[1]),
-                              static_cast<T*>(recv_host_.data()), span(counts_[2]), span(counts_[3]));
-  }
-
+  void send_side() { moves_.send(from_.group(), to_.group(), "team mdarray copy pack"); }
+  /// Collective.
+  void move() { moves_.move(team_); }
   /// Uploads (the host waits for them: their pinned block goes with this object) and unpacks.
   void receive_side() {
-    pending_ = true;
-    transfer::copy_host_to_devices(resources_of(to_.group()), recv_host_.data(), uploads_);
-    pending_ = false;
-    for (std::size_t s = 0; s < unpack_.size(); ++s) {
-      if (unpack_[s].empty()) continue;
-      device_guard guard(to_.group().device(s));
-      launch_boxes<T, Rank>(unpack_[s], to_.group().stream(s), "team mdarray copy unpack");
-    }
+    moves_.upload(to_.group());
+    moves_.unpack_all(to_.group(), "team mdarray copy unpack");
   }
 
  private:
@@ -787,12 +801,7 @@ class team_md_copy {
   const distributed_mdarray<T, Rank>& from_;
   distributed_mdarray<T, Rank>& to_;
   std::vector<device_buffer<T>> send_, recv_;
-  std::vector<std::vector<strided_box<T, Rank>>> pack_, unpack_;
-  std::vector<transfer::byte_move> within_;
-  std::vector<transfer::device_piece> downloads_, uploads_;  ///< runs between ranks, in host-block order
-  std::vector<std::vector<std::size_t>> counts_;
-  pinned_buffer send_host_, recv_host_;
-  bool pending_ = false;  ///< copies to or from a pinned block enqueued and not yet waited for
+  team_box_moves<T, Rank> moves_;
 };
 }  // namespace detail
 
