@@ -118,6 +118,7 @@ void stencil(benchmark::State& state) {
     state.counters["ours_ms"] = benchmark::Counter(ours_ms / static_cast<double>(calls));
     state.counters["baseline_ms"] = benchmark::Counter(baseline_ms / static_cast<double>(calls));
     state.counters["ratio_vs_baseline"] = benchmark::Counter(baseline_ms / ours_ms);
+    state.counters["calls_per_sample"] = benchmark::Counter(loop);
     MULTIGPU_CUDA_TRY(cudaFreeAsync(in, stream));
     MULTIGPU_CUDA_TRY(cudaFreeAsync(out, stream));
     MULTIGPU_CUDA_TRY(cudaStreamSynchronize(stream));
