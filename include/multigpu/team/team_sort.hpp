@@ -109,7 +109,7 @@ struct device_sorted_part {
     pivot_rank* counts = reinterpret_cast<pivot_rank*>(static_cast<std::byte*>(block.data()) + counts_at);
     {
       device_guard guard(g.device(0));
-      block.order_before(g.stream(0));
+      block.order_before(g.stream(0));  // the lease's rule; enqueues no wait: the host wait above cleared its fences
       constexpr int threads = 128;
       const auto blocks = static_cast<unsigned>((k + threads - 1) / threads);
       bound_pivots<<<blocks, threads, 0, g.stream(0)>>>(one_slot_data(sorted), sorted.size(), on_host, k, comp,
