@@ -78,16 +78,20 @@ collective_call::~collective_call() {
   // Unwinding: every step that started may have enqueued writes to the arena. Each is marked
   // done, as leave() does, and the root joins them.
   if (joined_) return;
-  try {
-    for (std::size_t i = 0; i < pieces_.size(); ++i) {
-      if (!root_state_.entered[i]) continue;
-      const std::size_t s = pieces_[i].slot;
+  // The original error is what the caller sees; a failure here means the device is lost. The
+  // root joins the slots that were marked even when marking another failed.
+  for (std::size_t i = 0; i < pieces_.size(); ++i) {
+    if (!root_state_.entered[i]) continue;
+    const std::size_t s = pieces_[i].slot;
+    try {
       device_guard guard(sync_.devices_[s]);
       mark_done(s);
+    } catch (...) {
     }
+  }
+  try {
     join();
   } catch (...) {
-    // The original error is what the caller sees; a failure here means the device is lost.
   }
 }
 

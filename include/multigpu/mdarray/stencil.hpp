@@ -12,6 +12,7 @@
 #include <multigpu/mdarray/halo.hpp>
 #include <multigpu/mdarray/per_slot.hpp>
 
+#include <cassert>
 #include <cstddef>
 #include <type_traits>
 
@@ -27,7 +28,9 @@ class stencil_accessor {
  public:
   __host__ __device__ stencil_accessor(const T* centre, const detail::md_point<Rank>& stride,
                                        const detail::md_point<Rank>& index)
-      : centre_(centre), stride_(stride), index_(index) {}
+      : centre_(centre), stride_(stride), index_(index) {
+    assert(stride[Rank - 1] == 1 && "stencil_accessor: tiles are row-major, the last stride is 1");
+  }
   template <class... D>
     requires(sizeof...(D) == Rank && (std::is_integral_v<D> && ...))
   __host__ __device__ const T& operator()(D... d) const {

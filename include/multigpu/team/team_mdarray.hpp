@@ -25,6 +25,7 @@
 #include <multigpu/transfer/device_copy.hpp>
 #include <multigpu/transfer/host_transfer.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -139,10 +140,13 @@ struct team_box_moves {
   /// the host waits for the streams of the copies between them and the devices.
   void wait_if_pending() {
     if (!pending) return;
+    std::vector<cudaStream_t> waited;
     for (const auto* pieces : {&downloads, &uploads})
       for (const transfer::device_piece& p : *pieces) {
+        if (std::find(waited.begin(), waited.end(), p.stream) != waited.end()) continue;
         device_guard guard(p.device);
         MULTIGPU_CUDA_TRY(cudaStreamSynchronize(p.stream));
+        waited.push_back(p.stream);
       }
     pending = false;
   }
