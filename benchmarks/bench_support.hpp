@@ -89,18 +89,19 @@ struct loop_times {
 };
 
 /// The loop of a benchmark with one baseline: every iteration times `ours` across the group
-/// and `baseline` on `stream`, and reports ours as the manual time. Returns the totals, for
-/// the caller's figures.
+/// and `baseline` on `stream`, and reports ours per call as the manual time (`calls_per_sample`:
+/// how many calls each of them makes). Returns the totals over the samples, for the caller's
+/// figures.
 template <class Ours, class Baseline>
 loop_times time_against_baseline(benchmark::State& state, const mg::device_group& g, cudaStream_t stream, Ours&& ours,
-                                 Baseline&& baseline) {
+                                 Baseline&& baseline, int calls_per_sample = 1) {
   loop_times t;
   for (auto _ : state) {
     const double mine = time_group_ms(g, ours);
     t.baseline_ms += time_stream_ms(stream, baseline);
     t.ours_ms += mine;
     ++t.calls;
-    state.SetIterationTime(mine / 1000.0);
+    state.SetIterationTime(mine / 1000.0 / calls_per_sample);
   }
   return t;
 }
