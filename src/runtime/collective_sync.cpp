@@ -76,10 +76,9 @@ collective_call::collective_call(collective_sync& sync, std::span<const piece> p
 
 collective_call::~collective_call() {
   // Unwinding: every step that started may have enqueued writes to the arena. Each is marked
-  // done, as leave() does, and the root joins them.
+  // done, as leave() does, and the root joins the ones marked. The original error is what the
+  // caller sees; a failure here means the device is lost.
   if (joined_) return;
-  // The original error is what the caller sees; a failure here means the device is lost. The
-  // root joins the slots that were marked even when marking another failed.
   for (std::size_t i = 0; i < pieces_.size(); ++i) {
     if (!root_state_.entered[i]) continue;
     const std::size_t s = pieces_[i].slot;

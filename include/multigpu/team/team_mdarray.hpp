@@ -637,18 +637,29 @@ std::optional<U> team_md_partial(const distributed_mdarray<T, Rank>& local, Op o
 }
 }  // namespace detail
 
-/// Collective: init op transform(x) op ... over the whole array, on every rank (waits).
-/// reduce_op must be associative and commutative, and callable on host and device.
-template <class T, std::size_t Rank, class U, class Op, class F>
-U transform_reduce(const team_mdarray<T, Rank>& a, U init, Op reduce_op, F transform) {
-  const nvtx_range range("team mdarray transform_reduce", a.size());
-  const auto partials = detail::gather_collective<U>(a.team(), team_operation::mdarray_reduce, sizeof(T), [&] {
-    return detail::team_md_partial<T, Rank, U>(a.local(), reduce_op, transform);
+namespace detail {
+/// init op every rank's partial (team_md_partial, after `check()` in the same rank-local step),
+/// in rank order, on every rank: one all_gather.
+template <class T, std::size_t Rank, class U, class Op, class F, class Check>
+U team_md_transform_reduce(const team_mdarray<T, Rank>& a, team_operation op, U init, Op reduce_op, F transform,
+                           Check check) {
+  const auto partials = gather_collective<U>(a.team(), op, sizeof(T), [&] {
+    check();
+    return team_md_partial<T, Rank, U>(a.local(), reduce_op, transform);
   });
   U result = init;
   for (const std::optional<U>& p : partials)
     if (p) result = static_cast<U>(reduce_op(result, *p));
   return result;
+}
+}  // namespace detail
+
+/// Collective: init op transform(x) op ... over the whole array, on every rank (waits).
+/// reduce_op must be associative and commutative, and callable on host and device.
+template <class T, std::size_t Rank, class U, class Op, class F>
+U transform_reduce(const team_mdarray<T, Rank>& a, U init, Op reduce_op, F transform) {
+  const nvtx_range range("team mdarray transform_reduce", a.size());
+  return detail::team_md_transform_reduce(a, team_operation::mdarray_reduce, init, reduce_op, transform, [] {});
 }
 
 template <class T, std::size_t Rank, class U, class Op = cuda::std::plus<>>
@@ -664,15 +675,11 @@ template <class T, std::size_t Rank, class U, class Op, class F>
 void transform_reduce_replicated(const team_mdarray<T, Rank>& a, U init, Op reduce_op, F transform,
                                  replicated<U>& out) {
   const nvtx_range range("team mdarray reduce_replicated", a.size());
-  const auto partials =
-      detail::gather_collective<U>(a.team(), team_operation::mdarray_reduce_replicated, sizeof(T), [&] {
+  const U result =
+      detail::team_md_transform_reduce(a, team_operation::mdarray_reduce_replicated, init, reduce_op, transform, [&] {
         MULTIGPU_EXPECTS(out.group() == a.local().group(),
                          "reduce_replicated: the result must be on the group of the rank's local array");
-        return detail::team_md_partial<T, Rank, U>(a.local(), reduce_op, transform);
       });
-  U result = init;
-  for (const std::optional<U>& p : partials)
-    if (p) result = static_cast<U>(reduce_op(result, *p));
   detail::agreed_step(a.team(), team_operation::mdarray_reduce_replicated, "write the replicated value",
                       [&] { out.assign(result); });
 }
