@@ -10,6 +10,8 @@
 // and a barrier, so that the ranks start together; rank 0 reports. Elements per rank:
 // range(0); bytes per second count every rank's data.
 
+#include "stencil_operators.hpp"
+
 #include <multigpu/comm.hpp>
 #include <multigpu/algorithm/copy.hpp>
 #include <multigpu/comm/mpi_communicator.hpp>
@@ -286,17 +288,12 @@ void thrust_sort(benchmark::State& state) {
 // stencil on a distributed_mdarray of one rank's box in one process (its periodic halos
 // exchanged on the device): the cost of the ranks' exchange. With several ranks on one GPU,
 // they share it.
-struct five_point {
-  __device__ float operator()(const mg::stencil_accessor<float, 2>& u) const {
-    return 0.25f * (u(-1, 0) + u(1, 0) + u(0, -1) + u(0, 1));
-  }
-};
 constexpr std::size_t stencil_columns = 8192;
 
 template <class Array>
 void time_stencil(benchmark::State& state, Array& a, Array& b, const mg::device_group& g) {
   auto call = [&] {
-    mg::stencil_transform(a, b, five_point{});
+    mg::stencil_transform(a, b, bench::five_point{});
     g.synchronize();
   };
   warm_up(call);

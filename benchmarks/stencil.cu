@@ -18,6 +18,7 @@
 // Arguments: stencil {shape, overlapped}; halo_face {column}; stencil_host_cost {policy}.
 
 #include "bench_support.hpp"
+#include "stencil_operators.hpp"
 
 #include <multigpu/mdarray.hpp>
 
@@ -27,16 +28,6 @@ namespace {
 
 using namespace bench;
 
-struct five_point {
-  __device__ float operator()(const mg::stencil_accessor<float, 2>& u) const {
-    return 0.25f * (u(-1, 0) + u(1, 0) + u(0, -1) + u(0, 1));
-  }
-};
-struct seven_point {
-  __device__ float operator()(const mg::stencil_accessor<float, 3>& u) const {
-    return (1.0f / 6.0f) * (u(-1, 0, 0) + u(1, 0, 0) + u(0, -1, 0) + u(0, 1, 0) + u(0, 0, -1) + u(0, 0, 1));
-  }
-};
 
 /// The baseline: one (n + 2)² array with its frame, one thread per interior point.
 __global__ void five_point_kernel(const float* in, float* out, std::size_t n) {
